@@ -1,0 +1,174 @@
+/*
+ * wire.h - the isospawn request/reply format, defined once for both sides.
+ *
+ * One message is one SOCK_SEQPACKET datagram:
+ *
+ *   header (12 bytes, little-endian):
+ *     u16 magic   = ISO_WIRE_MAGIC
+ *     u8  version = ISO_WIRE_VERSION
+ *     u8  type    (enum iso_msg_type)
+ *     u32 id      request id chosen by the client; replies and events carry
+ *                 the id of the spawn they answer (a guest's id)
+ *     u32 body_len  must equal datagram length - 12
+ *   body: zero or more fields, back to back, no padding:
+ *     u16 tag     (enum iso_field)
+ *     u32 len     bytes of value that follow
+ *     value       str: len >= 1, value[len-1] == '\0', no other NUL
+ *                 u32: len == 4; u64: len == 8
+ *                 limit: len == 12 (u32 which, u64 value)
+ *                 usage: len == 32 (u64 wall_us, user_us, sys_us, maxrss_kib)
+ *
+ * The decoder is total: every length is checked against what remains and
+ * against the caps below, every tag must be one the message type allows,
+ * singular fields may appear once, required ones must appear, and anything
+ * else is refused with a reason. Decoded strings point into the caller's
+ * buffer, which must outlive the decoded message. Nothing is memcpy'd as a
+ * raw struct.
+ *
+ * File descriptors travel beside the datagram as SCM_RIGHTS: the guest's
+ * stdio with SPAWN (in order 0, 1, 2 for the bits set in ISO_F_STDIO), the
+ * client's channel end with SPAWNED.
+ */
+#ifndef ISO_WIRE_H
+#define ISO_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isospawn.h"
+
+#define ISO_WIRE_MAGIC 0x5349u /* "IS" little-endian */
+#define ISO_WIRE_VERSION 1
+#define ISO_WIRE_HEADER_SIZE 12
+#define ISO_WIRE_FIELD_HEADER_SIZE 6
+/* Bytes in one datagram. The socket buffers on both ends hold it. */
+#define ISO_WIRE_MAX (128 * 1024)
+/* Bytes in one string value including its NUL. */
+#define ISO_WIRE_STR_MAX (ISO_ENV_NAME_MAX + 1 + ISO_ENV_VALUE_MAX + 1)
+#define ISO_WIRE_PATH_MAX 4096  /* bytes in a path, including NUL */
+#define ISO_WIRE_FORWARD_MAX 16 /* forwarded variables in one request */
+#define ISO_WIRE_TEXT_MAX 1024  /* bytes in a reason or notes, with NUL */
+
+enum iso_msg_type {
+	ISO_MSG_HELLO = 1,   /* helper -> client, first: ready, or refusal */
+	ISO_MSG_SPAWN = 2,   /* client -> helper */
+	ISO_MSG_KILL = 3,    /* client -> helper; no reply */
+	ISO_MSG_SPAWNED = 4, /* helper -> client: the guest is running */
+	ISO_MSG_REFUSED = 5, /* helper -> client: nothing was started */
+	ISO_MSG_EXITED = 6,  /* helper -> client: final status of a guest */
+	ISO_MSG_TYPE_MAX = 6
+};
+
+enum iso_field {
+	/* SPAWN */
+	ISO_F_PROGRAM = 1,     /* str, required */
+	ISO_F_ARG = 2,	       /* str, repeated <= ISO_ARGS_MAX, in order */
+	ISO_F_FORWARD = 3,     /* str NAME=value, <= ISO_WIRE_FORWARD_MAX */
+	ISO_F_OVERRIDE = 4,    /* str NAME=value, <= ISO_ENV_OVERRIDES_MAX */
+	ISO_F_LIMIT = 5,       /* limit, repeated, each limit at most once */
+	ISO_F_TIMEOUT_MS = 6,  /* u64 */
+	ISO_F_NETWORK = 7,     /* u32 enum iso_network */
+	ISO_F_READ_PATH = 8,   /* str path, <= ISO_PATHS_MAX */
+	ISO_F_WRITE_PATH = 9,  /* str path, <= ISO_PATHS_MAX */
+	ISO_F_CHANNEL = 10,    /* u32 0 or 1 */
+	ISO_F_STDIO = 11,      /* u32 mask: bit i set = fd for i attached */
+	/* KILL */
+	ISO_F_SIGNAL = 20,     /* u32, 1..64, required */
+	/* HELLO */
+	ISO_F_LANDLOCK_ABI = 30, /* u32, required */
+	/* HELLO (refusal), REFUSED */
+	ISO_F_ERRNO = 31,      /* u32 positive errno; required in REFUSED */
+	ISO_F_MESSAGE = 32,    /* str <= ISO_WIRE_TEXT_MAX; required in REFUSED */
+	/* SPAWNED */
+	ISO_F_PID = 40,	       /* u32, required */
+	ISO_F_UID = 41,	       /* u32, required */
+	ISO_F_NOTES = 42,      /* str <= ISO_WIRE_TEXT_MAX */
+	/* EXITED */
+	ISO_F_OUTCOME = 50,    /* u32 enum iso_outcome (not RUNNING), required */
+	ISO_F_CODE = 51,       /* u32, required */
+	ISO_F_STAGE = 52,      /* u32 enum iso_stage */
+	ISO_F_LIMIT_HIT = 53,  /* u32 enum iso_limit */
+	ISO_F_USAGE = 54,      /* usage */
+};
+
+struct iso_wire_spawn {
+	const char *program;
+	const char *argv[ISO_ARGS_MAX + 1]; /* NULL-terminated */
+	uint32_t argc;
+	const char *forward[ISO_WIRE_FORWARD_MAX + 1];
+	uint32_t nforward;
+	const char *overrides[ISO_ENV_OVERRIDES_MAX + 1];
+	uint32_t noverrides;
+	const char *read_paths[ISO_PATHS_MAX + 1];
+	uint32_t nread;
+	const char *write_paths[ISO_PATHS_MAX + 1];
+	uint32_t nwrite;
+	uint64_t limits[ISO_LIMIT_COUNT];
+	uint32_t limits_set; /* bit (1 << enum iso_limit) */
+	uint64_t timeout_ms; /* 0 = policy default */
+	uint32_t network;    /* enum iso_network */
+	uint32_t channel;    /* 0 or 1 */
+	uint32_t stdio_mask; /* bits 0..2 */
+};
+
+struct iso_wire_kill {
+	uint32_t signal;
+};
+
+struct iso_wire_hello {
+	uint32_t landlock_abi;
+	uint32_t err;	     /* 0 = ready; else the helper refuses (errno) */
+	const char *message; /* NULL or the refusal */
+};
+
+struct iso_wire_spawned {
+	uint32_t pid;
+	uint32_t uid;
+	const char *notes; /* NULL or notes */
+};
+
+struct iso_wire_refused {
+	uint32_t err; /* positive errno */
+	const char *message;
+};
+
+struct iso_wire_exited {
+	uint32_t outcome; /* enum iso_outcome */
+	uint32_t code;
+	uint32_t stage;	    /* enum iso_stage, ISO_STAGE_NONE if absent */
+	int32_t limit_hit;  /* enum iso_limit, -1 if absent */
+	uint64_t wall_us, user_us, sys_us, maxrss_kib;
+};
+
+struct iso_wire_msg {
+	uint8_t type;
+	uint32_t id;
+	union {
+		struct iso_wire_spawn spawn;
+		struct iso_wire_kill kill;
+		struct iso_wire_hello hello;
+		struct iso_wire_spawned spawned;
+		struct iso_wire_refused refused;
+		struct iso_wire_exited exited;
+	} u;
+};
+
+/*
+ * Encode `msg` into buf (cap bytes). Returns the datagram length (> 0), or
+ * -E2BIG when it does not fit in cap or ISO_WIRE_MAX, -EINVAL when msg breaks
+ * a rule the decoder enforces (so the encoder never produces what the
+ * decoder refuses).
+ */
+long iso_wire_encode(const struct iso_wire_msg *msg, uint8_t *buf,
+		     size_t cap);
+
+/*
+ * Decode one datagram. Returns 0 and fills *out, or -EBADMSG (malformed),
+ * -EPROTONOSUPPORT (bad magic or version) with a one-line reason in why.
+ * On failure *out is unspecified except out->id, which holds the header's id
+ * when the header itself was readable (else 0) so a refusal can name it.
+ */
+int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
+		    char *why, size_t why_size);
+
+#endif /* ISO_WIRE_H */

@@ -1,0 +1,68 @@
+/*
+ * confine.h - seccomp, Landlock and resource limits for the guest.
+ *
+ * confine_prepare() runs once per helper process (per connection): it
+ * compiles the seccomp filter to BPF, probes the Landlock ABI, and decides
+ * whether the rule can be honoured at all on this kernel. The confine_apply_*
+ * functions run in the guest child after the privilege drop, in the order
+ * rlimits, Landlock, seccomp, and only load what was prepared: spawning a
+ * guest never compiles anything.
+ */
+#ifndef ISO_CONFINE_H
+#define ISO_CONFINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "policy.h"
+
+struct sock_filter;
+
+struct iso_confine {
+	const struct iso_rule *rule;
+	int landlock_abi;	/* what the kernel reports, 0 = none */
+	int landlock_on;	/* 1 = apply Landlock to guests */
+	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
+	size_t bpf_len;		/* instructions */
+	unsigned compile_count;	/* times a filter was compiled (tests) */
+	char notes[256];	/* degraded modes accepted, for the client */
+};
+
+/* The kernel's Landlock ABI version, 0 when unavailable. */
+int landlock_abi_version(void);
+
+/*
+ * Pure: may a rule with this Landlock mode and minimum ABI run on a kernel
+ * reporting `abi`? Returns 1 apply Landlock, 0 run without it (mode OFF, or
+ * OPTIONAL on a kernel that lacks it: *degraded set), -ENOSYS refuse.
+ */
+int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
+		    int *degraded);
+
+/*
+ * Once per connection. Returns 0, or -ENOSYS when the kernel lacks a
+ * mechanism the rule requires (Landlock, or a network namespace and Landlock
+ * TCP rules for network none), -EINVAL for an unknown syscall name in the
+ * rule, -ENOMEM; with a reason in why.
+ */
+int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
+		    char *why, size_t n);
+void confine_release(struct iso_confine *c);
+
+/*
+ * In the guest child, after the credentials drop. Each returns 0 or -errno
+ * and leaves a reason in why. `scratch` is the guest's private directory
+ * (read+write), program_fd an O_PATH fd of the program (read+execute).
+ */
+int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n);
+int confine_apply_landlock(const struct iso_confine *c,
+			   const struct iso_plan *plan, const char *scratch,
+			   int program_fd, char *why, size_t n);
+int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
+
+/* In the reaper, still root, inside the guest's new network namespace:
+ * bring loopback up so "network none" still has 127.0.0.1. */
+int confine_network_loopback(char *why, size_t n);
+
+#endif /* ISO_CONFINE_H */

@@ -1,0 +1,43 @@
+/*
+ * plan.h - what the helper decided to run for one accepted request.
+ *
+ * request_decide() turns a decoded SPAWN plus the caller's rule into a plan;
+ * everything after it (credentials, confinement, spawning) reads only the
+ * plan, never the request.
+ */
+#ifndef ISO_PLAN_H
+#define ISO_PLAN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policy.h"
+#include "wire.h"
+
+struct iso_plan {
+	const struct iso_rule *rule;
+	const char *program;	   /* absolute, normalized (points into req) */
+	const char *const *argv;   /* NULL-terminated (points into req) */
+	char **envp;		   /* iso_build_env() result; owned, free() */
+	uint64_t limits[ISO_LIMIT_COUNT]; /* effective values */
+	uint64_t timeout_ms;	   /* 0 = none */
+	int network_none;	   /* 1 = own network namespace */
+	const char *const *read_paths;  /* requested, validated (into req) */
+	const char *const *write_paths;
+	int channel;		   /* 1 = give the guest a channel on fd 3 */
+	int stdio[3];		   /* fds received with the request, or -1 */
+};
+
+/*
+ * Check a decoded SPAWN against the caller's rule and build the plan.
+ * Returns 0, or -EACCES (policy refuses), -EINVAL (malformed), -E2BIG,
+ * -ENOMEM, with a one-line reason naming what was refused. On failure
+ * nothing is allocated. The stdio fds are not touched.
+ */
+int request_decide(const struct iso_rule *rule,
+		   const struct iso_wire_spawn *req, struct iso_plan *plan,
+		   char *why, size_t n);
+
+void plan_release(struct iso_plan *plan);
+
+#endif /* ISO_PLAN_H */

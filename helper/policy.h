@@ -1,0 +1,105 @@
+/*
+ * policy.h - the administrator's policy, isospawn.conf(5).
+ *
+ * The file MUST be owned by root and not writable by group or others, and so
+ * MUST every directory above it; otherwise the helper refuses to run.
+ * Parsing is bounded (sizes below) and total: an unknown keyword, a missing
+ * value or an out-of-range number is an error naming file, line and what was
+ * expected.
+ */
+#ifndef ISO_POLICY_H
+#define ISO_POLICY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "isospawn.h"
+
+#define ISO_POLICY_FILE_MAX (64 * 1024) /* bytes in the policy file */
+#define ISO_POLICY_LINE_MAX 1024	/* bytes in one line */
+#define ISO_POLICY_RULES_MAX 64		/* rules in the file */
+#define ISO_POLICY_WORDS_MAX 64		/* words on one line */
+#define ISO_POLICY_POOL_MAX 65536	/* uids in one pool */
+
+enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
+enum iso_seccomp_profile {
+	ISO_SECCOMP_NONE,    /* no filter (administrator's explicit choice) */
+	ISO_SECCOMP_DEFAULT, /* the default deny list */
+	ISO_SECCOMP_STRICT,  /* default plus a stricter list */
+};
+enum iso_seccomp_action { ISO_SECCOMP_ERRNO, ISO_SECCOMP_KILL };
+enum iso_landlock_mode {
+	ISO_LANDLOCK_REQUIRED, /* refuse to spawn without it (default) */
+	ISO_LANDLOCK_OPTIONAL, /* run degraded, logged and reported */
+	ISO_LANDLOCK_OFF,      /* no Landlock (administrator's choice) */
+};
+
+struct iso_rule {
+	unsigned line;	     /* where the rule starts, for messages */
+	enum iso_match match;
+	uint32_t id;	     /* uid or gid matched */
+	char *match_text;    /* "user:alice" / "group:#1234", for logs */
+
+	uint32_t pool_first, pool_last; /* inclusive; never 0 or -1 */
+
+	int programs_any;
+	char **programs;       /* NULL-terminated absolute paths */
+	char **overrides;      /* NULL = any safe name */
+	char **unsafe_allowed; /* NULL = none */
+	char **forward;	       /* NULL = ISO_FORWARDED_NAMES */
+
+	/* Ceilings; a limit not set in the rule has the built-in default. A
+	 * guest gets the ceiling unless it asks for less. */
+	uint64_t ceiling[ISO_LIMIT_COUNT];
+	uint64_t timeout_max_ms; /* 0 = no ceiling */
+	uint64_t timeout_default_ms; /* 0 = none */
+
+	enum iso_network network_default; /* HOST or NONE */
+	int network_none_only;	/* guests may not ask for the host network */
+
+	enum iso_seccomp_profile seccomp;
+	enum iso_seccomp_action seccomp_action;
+	char **seccomp_deny;	/* NULL-terminated extra syscall names */
+
+	enum iso_landlock_mode landlock;
+	int landlock_min_abi;	/* the rule needs at least this ABI */
+
+	char **read;	    /* granted to every guest (read+execute) */
+	char **write;	    /* granted to every guest (read+write) */
+	char **may_read;    /* beneath these, guests may ask for read */
+	char **may_write;   /* beneath these, guests may ask for write */
+	int keep_scratch;
+};
+
+struct iso_policy {
+	struct iso_rule *rules;
+	size_t nrules;
+};
+
+/* Built-in ceilings when a rule sets none (isospawn.conf(5) lists them). */
+extern const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT];
+
+/*
+ * Check that `path` and every directory above it are owned by `owner` (root
+ * in the helper) and not writable by group or others. Returns 0 or -EPERM
+ * with a reason naming the offending path; -errno if one cannot be examined.
+ */
+int policy_check_path(const char *path, uid_t owner, char *why, size_t n);
+
+/* Parse policy text (`name` is used in messages). Returns 0 or -EINVAL with
+ * "name:line: expected ..." in why. On failure *out holds nothing. */
+int policy_parse(const char *text, size_t len, const char *name,
+		 struct iso_policy *out, char *why, size_t n);
+
+/* policy_check_path(path, 0) then read (bounded) and parse. */
+int policy_load(const char *path, struct iso_policy *out, char *why,
+		size_t n);
+
+/* The first rule matching the caller, or NULL. */
+const struct iso_rule *policy_match(const struct iso_policy *policy,
+				    uid_t uid, gid_t gid, const gid_t *groups,
+				    size_t ngroups);
+
+void policy_free(struct iso_policy *policy);
+
+#endif /* ISO_POLICY_H */

@@ -1,0 +1,347 @@
+/*
+ * isospawn.h - start untrusted guest programs through the isospawn helper.
+ *
+ * The library talks to a setuid-root helper (isospawn-helper(8)) over a
+ * socketpair. The helper validates each request against the administrator's
+ * policy (isospawn.conf(5)), builds the guest environment from an allow-list,
+ * runs the guest under a leased pool uid and confines it.
+ *
+ * Conventions (libisospawn(3) has the long form):
+ *  - Every function that can fail returns 0 (or a documented non-negative
+ *    result) on success and a negative errno value on failure. The set of
+ *    errno values each function can return is listed beside it; no other
+ *    value escapes.
+ *  - After a failure, iso_last_error() describes it in one line (for refusals,
+ *    the helper's reason, e.g. "override LD_PRELOAD: loader variable not
+ *    allowed by policy rule at /etc/isospawn.conf:12").
+ *  - Strings and arrays passed in are copied; the library never takes
+ *    ownership of caller memory or caller file descriptors.
+ *  - Thread safety: an iso_conn and everything created from it (specs are
+ *    independent) may be used by one thread at a time; distinct connections
+ *    may be used concurrently from different threads. iso_build_env(),
+ *    iso_strerror() and iso_last_error() are safe from any thread.
+ */
+#ifndef ISOSPAWN_H
+#define ISOSPAWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ISO_BUILDING_LIBRARY)
+#define ISO_PUBLIC __attribute__((visibility("default")))
+#else
+#define ISO_PUBLIC
+#endif
+
+#define ISO_VERSION_MAJOR 0
+#define ISO_VERSION_MINOR 1
+
+/* Opaque handles. */
+typedef struct iso_conn iso_conn;   /* a connection to one helper process */
+typedef struct iso_spec iso_spec;   /* what to run, and how */
+typedef struct iso_guest iso_guest; /* one spawned guest */
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+
+/*
+ * The message for the most recent failure of an iso_ function in the calling
+ * thread. Never NULL. Thread-local storage owned by the library: valid until
+ * the next iso_ call in the same thread.
+ */
+ISO_PUBLIC const char *iso_last_error(void);
+
+/* strerror(3) for the negative codes this library returns. Static string. */
+ISO_PUBLIC const char *iso_strerror(int code);
+
+/* ------------------------------------------------------------------ */
+/* The environment builder                                              */
+
+/*
+ * Names forwarded from the caller's environment when set there. PATH is never
+ * forwarded: the guest always gets ISO_GUEST_PATH.
+ */
+#define ISO_FORWARDED_NAMES                                                   \
+	"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL",      \
+	    "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "TMPDIR"
+#define ISO_GUEST_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* Bounds shared with the helper (isospawn.conf(5), libisospawn(3)). */
+#define ISO_ENV_NAME_MAX 255      /* bytes in a variable name */
+#define ISO_ENV_VALUE_MAX 32768   /* bytes in a variable value */
+#define ISO_ENV_OVERRIDES_MAX 128 /* overrides in one request */
+
+/*
+ * Administrator-controlled narrowing of the environment rules. Every member
+ * may be NULL, meaning the default. Arrays are NULL-terminated.
+ */
+struct iso_env_rules {
+	/* Names forwarded from the source; must be a subset of
+	 * ISO_FORWARDED_NAMES. NULL = all of ISO_FORWARDED_NAMES. */
+	const char *const *forward;
+	/* Names allowed as overrides. NULL = any well-formed, safe name. */
+	const char *const *overrides;
+	/* Loader-level (glibc secure-mode) names allowed as overrides.
+	 * NULL = none. */
+	const char *const *unsafe_allowed;
+};
+
+/* Flags for iso_build_env(). */
+enum {
+	/* A name in the source that is not forwarded is an error (-EPERM)
+	 * instead of being silently withheld. The helper uses this: what the
+	 * client forwards must already be allow-listed. */
+	ISO_ENV_STRICT_SOURCE = 1u << 0,
+};
+
+/*
+ * Build a guest environment, from nothing:
+ *   1. the forwarded names (rules->forward) whose values are set in
+ *      `source` (an environ-style "NAME=value" array, may be NULL);
+ *   2. PATH=ISO_GUEST_PATH, whatever the source says;
+ *   3. `overrides` ("NAME=value", may be NULL), merged last so an explicit
+ *      value wins, each validated: well-formed name (at most
+ *      ISO_ENV_NAME_MAX bytes), value at most ISO_ENV_VALUE_MAX bytes, not a
+ *      loader-level name unless rules->unsafe_allowed lists it, within
+ *      rules->overrides, given once only. Forwarded and override values are
+ *      checked too: locale and encoding values may not contain '/', '%' or
+ *      "..", TMPDIR must be an absolute path without "..".
+ * Pure: reads only its arguments, writes only *out and why.
+ *
+ * On success *out is a NULL-terminated "NAME=value" array in one
+ * allocation: release it with free(*out). On failure *out is NULL, nothing
+ * is half-built, and `why` (if not NULL) receives a message naming the
+ * variable.
+ *
+ * Returns 0; -EINVAL malformed name or value; -EPERM a name the rules do not
+ * allow; -E2BIG too many overrides or a value too long; -ENOMEM.
+ */
+ISO_PUBLIC int iso_build_env(const char *const *source,
+			     const char *const *overrides,
+			     const struct iso_env_rules *rules, unsigned flags,
+			     char ***out, char *why, size_t why_size);
+
+/* ------------------------------------------------------------------ */
+/* Connections                                                          */
+
+/*
+ * Start a helper (fork+exec of the compiled-in helper path with an empty
+ * environment; ISOSPAWN_HELPER in the caller's environment overrides the path
+ * unless the caller is itself setuid). The helper checks the policy and the
+ * caller once, so a caller no rule admits is refused here.
+ * On success *out is a new connection; release it with iso_close().
+ * Returns 0; -EACCES the helper refused the caller (iso_last_error() says
+ * why); -ENOENT the helper is missing; -EPROTO the helper spoke another
+ * protocol; -ENOMEM; -EMFILE; -EIO the helper failed.
+ */
+ISO_PUBLIC int iso_open(iso_conn **out);
+
+/*
+ * Kill every guest of this connection, stop the helper and free `conn` and
+ * every iso_guest made from it. NULL is accepted.
+ */
+ISO_PUBLIC void iso_close(iso_conn *conn);
+
+/* The helper's Landlock ABI (0 = none) as it reported at iso_open(). */
+ISO_PUBLIC int iso_conn_landlock_abi(const iso_conn *conn);
+
+/* ------------------------------------------------------------------ */
+/* Spawn specifications                                                 */
+
+/* Returns 0; -ENOMEM. Release with iso_spec_free() (NULL accepted). */
+ISO_PUBLIC int iso_spec_new(iso_spec **out);
+ISO_PUBLIC void iso_spec_free(iso_spec *spec);
+
+/*
+ * The program to run: an absolute path without "." or ".." components
+ * (copied). Required. argv defaults to { path }.
+ * Returns 0; -EINVAL; -ENAMETOOLONG; -ENOMEM.
+ */
+ISO_PUBLIC int iso_spec_set_program(iso_spec *spec, const char *path);
+
+/* The guest's argv including argv[0], NULL-terminated (copied).
+ * Returns 0; -E2BIG more than ISO_ARGS_MAX entries or too long; -ENOMEM. */
+ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv);
+#define ISO_ARGS_MAX 1024
+
+/*
+ * Where the forwarded names are taken from: an environ-style array (copied
+ * at this call). Not calling this means the process environment at
+ * iso_spawn() time. NULL means forward nothing.
+ * Returns 0; -ENOMEM.
+ */
+ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
+				       const char *const *envp);
+
+/* Add an explicit override NAME=value (copied). The name is checked here
+ * for form; policy is checked by the helper. Setting a name twice replaces
+ * the value. Returns 0; -EINVAL; -E2BIG; -ENOMEM. */
+ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
+				const char *value);
+
+/*
+ * The guest's standard input, output and error: caller fds, -1 for
+ * /dev/null. Not owned: the library duplicates them into the request when
+ * iso_spawn() runs. Default: all three /dev/null.
+ * Returns 0; -EBADF.
+ */
+ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
+				  int err_fd);
+
+/* Resource limits; each is refused by the helper, with its name, if above
+ * the policy's ceiling. Values: seconds (CPU), bytes (AS, FSIZE, STACK),
+ * counts (NOFILE, NPROC). */
+enum iso_limit {
+	ISO_LIMIT_CPU = 0,
+	ISO_LIMIT_AS,
+	ISO_LIMIT_NOFILE,
+	ISO_LIMIT_NPROC,
+	ISO_LIMIT_FSIZE,
+	ISO_LIMIT_STACK,
+	ISO_LIMIT_COUNT
+};
+/* Returns 0; -EINVAL unknown limit. */
+ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
+				  uint64_t value);
+/* "cpu", "as", "nofile", "nproc", "fsize", "stack"; NULL if unknown. */
+ISO_PUBLIC const char *iso_limit_name(enum iso_limit which);
+/* The inverse; -EINVAL if unknown. */
+ISO_PUBLIC int iso_limit_from_name(const char *name);
+
+/* Wall-clock timeout in milliseconds; 0 = the policy's default. */
+ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms);
+
+enum iso_network {
+	ISO_NETWORK_DEFAULT = 0, /* what the policy rule says */
+	ISO_NETWORK_NONE,	 /* loopback only, in its own namespace */
+	ISO_NETWORK_HOST,	 /* the host's network */
+};
+/* Returns 0; -EINVAL. */
+ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net);
+
+/* Grant the guest read (or read and write) access beneath an absolute path,
+ * within what the policy allows (copied). Returns 0; -EINVAL; -E2BIG more
+ * than ISO_PATHS_MAX; -ENOMEM. */
+ISO_PUBLIC int iso_spec_add_read_path(iso_spec *spec, const char *path);
+ISO_PUBLIC int iso_spec_add_write_path(iso_spec *spec, const char *path);
+#define ISO_PATHS_MAX 32
+
+/* Ask for a message channel: the guest gets fd 3 and
+ * ISOSPAWN_CHANNEL_FD=3. Returns 0. */
+ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
+
+/* ------------------------------------------------------------------ */
+/* Guests                                                               */
+
+/*
+ * Ask the helper to start a guest. On success *out is a running guest;
+ * release it with iso_guest_free(). A refusal fails the whole spawn: nothing
+ * is started. Start-up failures after the helper accepted the request
+ * (program not found, not executable, confinement failed) are reported by
+ * iso_wait() as ISO_OUTCOME_FAILED, never as an exit code.
+ * Returns 0; -EACCES refused by policy; -EINVAL malformed request;
+ * -EAGAIN the pool is exhausted; -ENOSYS the kernel lacks a mechanism the
+ * policy requires; -EPIPE the helper is gone; -ENOMEM; -EIO.
+ */
+ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
+			 iso_guest **out);
+
+/*
+ * Wait for the guest to end, at most timeout_ms (-1 = forever, 0 = poll).
+ * Returns 0 ended (see the status accessors); 1 still running;
+ * -EPIPE the helper is gone; -EINTR.
+ */
+ISO_PUBLIC int iso_wait(iso_guest *guest, int timeout_ms);
+
+/* Send a signal through the helper. Harmless once the guest has ended
+ * (returns 0); cannot reach a recycled pid. Returns 0; -EINVAL bad signal;
+ * -EPIPE. */
+ISO_PUBLIC int iso_kill(iso_guest *guest, int sig);
+
+/* Release the handle; a guest still running is killed first. NULL ok. */
+ISO_PUBLIC void iso_guest_free(iso_guest *guest);
+
+/* The guest's pid as seen from the caller's PID namespace (informational
+ * only: signal it with iso_kill()). The leased uid it runs under. */
+ISO_PUBLIC pid_t iso_guest_pid(const iso_guest *guest);
+ISO_PUBLIC uid_t iso_guest_uid(const iso_guest *guest);
+
+/* What the helper noted when it started the guest, e.g. a degraded mode
+ * the policy accepted ("landlock: unavailable, accepted by policy"), or ""
+ * when nothing. Owned by the guest handle. */
+ISO_PUBLIC const char *iso_guest_notes(const iso_guest *guest);
+
+/* ------------------------------------------------------------------ */
+/* Status (valid after iso_wait() returned 0)                          */
+
+enum iso_outcome {
+	ISO_OUTCOME_RUNNING = 0,
+	ISO_OUTCOME_EXITED,    /* code = exit code */
+	ISO_OUTCOME_SIGNALED,  /* code = signal number */
+	ISO_OUTCOME_TIMED_OUT, /* wall-clock timeout; code = SIGKILL */
+	ISO_OUTCOME_LIMIT,     /* killed by a resource limit; code = signal */
+	ISO_OUTCOME_FAILED,    /* never started; code = errno */
+};
+enum iso_stage {
+	ISO_STAGE_NONE = 0,
+	ISO_STAGE_POLICY,
+	ISO_STAGE_CREDENTIALS,
+	ISO_STAGE_CONFINEMENT,
+	ISO_STAGE_EXEC,
+};
+
+ISO_PUBLIC enum iso_outcome iso_guest_outcome(const iso_guest *guest);
+/* Exit code, signal number or errno, as the outcome says. */
+ISO_PUBLIC int iso_guest_code(const iso_guest *guest);
+/* For ISO_OUTCOME_FAILED: the stage that failed. */
+ISO_PUBLIC enum iso_stage iso_guest_stage(const iso_guest *guest);
+/* "policy", "credentials", "confinement", "exec", or "none". */
+ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage);
+/* For ISO_OUTCOME_LIMIT: which limit. -1 if not known. */
+ISO_PUBLIC int iso_guest_limit(const iso_guest *guest);
+
+/* Wall time, user and system CPU in microseconds, peak RSS in KiB. Any
+ * pointer may be NULL. */
+ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
+				uint64_t *user_us, uint64_t *sys_us,
+				uint64_t *maxrss_kib);
+
+/*
+ * The env(1)/timeout(1)-style exit code: the guest's own code; 128+N when
+ * killed by signal N; 124 timeout; 126 found but not executable; 127 not
+ * found; 125 any other failure.
+ */
+ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest);
+
+/* ------------------------------------------------------------------ */
+/* Message channel (only for specs with iso_spec_set_channel())        */
+
+#define ISO_MESSAGE_MAX 65536 /* bytes in one message */
+
+/* The caller's end of the channel (SOCK_SEQPACKET), for callers with their
+ * own event loop; owned by the guest handle. -1 without a channel. */
+ISO_PUBLIC int iso_channel_fd(const iso_guest *guest);
+
+/* Send one message. Returns 0; -EMSGSIZE over ISO_MESSAGE_MAX; -ENOTCONN no
+ * channel; -EPIPE the guest closed its end. */
+ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len);
+
+enum { ISO_RECV_TIMEOUT = -1000, ISO_RECV_EOF = -1001 };
+/*
+ * Receive one message into buf (cap bytes), waiting at most timeout_ms
+ * (-1 = forever). Returns its length (>= 0); ISO_RECV_TIMEOUT when nothing
+ * arrived in time (not an error); ISO_RECV_EOF when the guest closed its end;
+ * -EMSGSIZE the message was larger than cap (it is discarded); -ENOTCONN.
+ */
+ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
+			 int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ISOSPAWN_H */
