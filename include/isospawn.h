@@ -93,9 +93,11 @@ struct iso_env_rules {
 
 /* Flags for iso_build_env(). */
 enum {
-	/* A name in the source that is not forwarded is an error (-EPERM)
-	 * instead of being silently withheld. The helper uses this: what the
-	 * client forwards must already be allow-listed. */
+	/* A source name outside ISO_FORWARDED_NAMES is an error (-EPERM),
+	 * and a malformed or repeated entry too (-EINVAL), instead of being
+	 * silently skipped; a name rules->forward excludes is still withheld,
+	 * as the client cannot know the policy. The helper uses this: what
+	 * the client forwards must already be allow-listed. */
 	ISO_ENV_STRICT_SOURCE = 1u << 0,
 };
 
@@ -164,8 +166,10 @@ ISO_PUBLIC void iso_spec_free(iso_spec *spec);
  */
 ISO_PUBLIC int iso_spec_set_program(iso_spec *spec, const char *path);
 
-/* The guest's argv including argv[0], NULL-terminated (copied).
- * Returns 0; -E2BIG more than ISO_ARGS_MAX entries or too long; -ENOMEM. */
+/* The guest's argv including argv[0], NULL-terminated (copied); NULL
+ * restores the default { program }.
+ * Returns 0; -EINVAL empty (no argv[0]); -E2BIG more than ISO_ARGS_MAX
+ * entries or too long; -ENOMEM. */
 ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv);
 #define ISO_ARGS_MAX 1024
 
@@ -244,9 +248,11 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
  * is started. Start-up failures after the helper accepted the request
  * (program not found, not executable, confinement failed) are reported by
  * iso_wait() as ISO_OUTCOME_FAILED, never as an exit code.
- * Returns 0; -EACCES refused by policy; -EINVAL malformed request;
- * -EAGAIN the pool is exhausted; -ENOSYS the kernel lacks a mechanism the
- * policy requires; -EPIPE the helper is gone; -ENOMEM; -EIO.
+ * Returns 0; -EACCES refused by policy; -EINVAL malformed request (or a
+ * stdio fd closed since iso_spec_set_stdio()); -E2BIG the request does not
+ * fit in one message; -EAGAIN the pool is exhausted; -ENOSYS the kernel
+ * lacks a mechanism the policy requires; -EPIPE the helper is gone;
+ * -ENOMEM; -EIO.
  */
 ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 			 iso_guest **out);
@@ -327,15 +333,17 @@ ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest);
  * own event loop; owned by the guest handle. -1 without a channel. */
 ISO_PUBLIC int iso_channel_fd(const iso_guest *guest);
 
-/* Send one message. Returns 0; -EMSGSIZE over ISO_MESSAGE_MAX; -ENOTCONN no
+/* Send one message. Returns 0; -EINVAL len 0 (an empty message would be
+ * read as end of channel); -EMSGSIZE over ISO_MESSAGE_MAX; -ENOTCONN no
  * channel; -EPIPE the guest closed its end. */
 ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len);
 
 enum { ISO_RECV_TIMEOUT = -1000, ISO_RECV_EOF = -1001 };
 /*
  * Receive one message into buf (cap bytes), waiting at most timeout_ms
- * (-1 = forever). Returns its length (>= 0); ISO_RECV_TIMEOUT when nothing
- * arrived in time (not an error); ISO_RECV_EOF when the guest closed its end;
+ * (-1 = forever). Returns its length (> 0); ISO_RECV_TIMEOUT when nothing
+ * arrived in time (not an error); ISO_RECV_EOF when the guest closed its end
+ * (a zero-length message from the guest reads as this too);
  * -EMSGSIZE the message was larger than cap (it is discarded); -ENOTCONN.
  */
 ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,

@@ -1,0 +1,46 @@
+/*
+ * names.c - names of limits and stages, shared by the library (exported),
+ * the helper (logs, messages) and the CLI.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "isospawn.h"
+
+static const char *const limit_names[ISO_LIMIT_COUNT] = {
+	[ISO_LIMIT_CPU] = "cpu",       [ISO_LIMIT_AS] = "as",
+	[ISO_LIMIT_NOFILE] = "nofile", [ISO_LIMIT_NPROC] = "nproc",
+	[ISO_LIMIT_FSIZE] = "fsize",   [ISO_LIMIT_STACK] = "stack",
+};
+
+static const char *const stage_names[] = {
+	[ISO_STAGE_NONE] = "none",
+	[ISO_STAGE_POLICY] = "policy",
+	[ISO_STAGE_CREDENTIALS] = "credentials",
+	[ISO_STAGE_CONFINEMENT] = "confinement",
+	[ISO_STAGE_EXEC] = "exec",
+};
+
+ISO_PUBLIC const char *iso_limit_name(enum iso_limit which)
+{
+	if ((unsigned)which >= ISO_LIMIT_COUNT)
+		return NULL;
+	return limit_names[which];
+}
+
+ISO_PUBLIC int iso_limit_from_name(const char *name)
+{
+	for (int i = 0; name && i < ISO_LIMIT_COUNT; i++)
+		if (strcmp(name, limit_names[i]) == 0)
+			return i;
+	return -EINVAL;
+}
+
+ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage)
+{
+	if ((unsigned)stage >= sizeof(stage_names) / sizeof(stage_names[0]))
+		return "none";
+	return stage_names[stage];
+}

@@ -1,0 +1,223 @@
+/*
+ * creds.c - caller identity, pool leases and the privilege drop.
+ *
+ * Invariants:
+ *  - A guest MUST NOT run as uid 0 or as the caller's uid (policy.c refuses
+ *    pools containing 0 or -1; lease_acquire refuses the caller's uid).
+ *  - Two live guests MUST NOT share a uid: a uid is used only while its
+ *    lease lock is held, and every process of the uid is killed before a
+ *    lease is first used and before it is given back.
+ *  - creds_drop MUST leave no way back to root: ids are read back, and
+ *    setuid(0) must fail.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "creds.h"
+
+#define LEASE_DIR ISO_STATE_DIR "/leases"
+
+int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	int ng;
+
+	caller->uid = getuid();
+	caller->gid = getgid();
+	ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);
+	if (ng < 0) {
+		snprintf(why, n, "getgroups: %s (more than %d groups?)",
+			 strerror(errno), ISO_CALLER_GROUPS_MAX);
+		return -EPERM;
+	}
+	caller->ngroups = (size_t)ng;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
+		snprintf(why, n, "SO_PEERCRED: %s", strerror(errno));
+		return -errno;
+	}
+	/* The socket's creator must be the process that ran us: a socket
+	 * passed in from another user is not that user's request. */
+	if (peer.uid != caller->uid) {
+		snprintf(why, n, "request socket belongs to uid %u, caller is uid %u",
+			 (unsigned)peer.uid, (unsigned)caller->uid);
+		return -EPERM;
+	}
+	caller->pid = peer.pid;
+	return 0;
+}
+
+/* mkdir if missing, then insist on a root-owned directory with `mode`.
+ * Only root can have changed the mode of a root-owned directory, so a
+ * different mode is corrected, never trusted. */
+static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
+{
+	struct stat st;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST) {
+		snprintf(why, n, "mkdir %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (lstat(path, &st) < 0) {
+		snprintf(why, n, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0) {
+		snprintf(why, n, "%s must be a directory owned by root (found uid %u, %s)",
+			 path, (unsigned)st.st_uid,
+			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
+		return -EPERM;
+	}
+	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0) {
+		snprintf(why, n, "chmod %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int state_prepare(char *why, size_t n)
+{
+	int rc;
+
+	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
+	    (rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
+		return rc;
+	/* 0711: a guest can reach its own scratch directory by name but
+	 * cannot list the others. */
+	return ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n);
+}
+
+void uid_sweep(uid_t uid)
+{
+	pid_t pid;
+
+	if (uid == 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		/* kill(-1) reaches exactly the processes this uid may signal:
+		 * those whose real or saved uid is `uid`. Repeat until none
+		 * is left so a forking guest cannot outrun one pass. */
+		if (setresuid(uid, uid, uid) < 0)
+			_exit(1);
+		for (int i = 0; i < 100; i++)
+			if (kill(-1, SIGKILL) < 0 && errno == ESRCH)
+				_exit(0);
+		_exit(1);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+static int try_lease(uid_t uid, struct iso_lease *lease)
+{
+	char path[sizeof(LEASE_DIR) + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(fd);
+		return err == EWOULDBLOCK ? -EAGAIN : -err;
+	}
+	lease->uid = uid;
+	lease->lock_fd = fd;
+	return 0;
+}
+
+int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
+		  char *why, size_t n)
+{
+	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
+	uint32_t start = 0;
+
+	/* A random starting point spreads concurrent helpers over the pool
+	 * instead of having them all contend for its first uid. */
+	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) < 0)
+		start = (uint32_t)getpid();
+	for (uint64_t i = 0; i < size; i++) {
+		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
+		int rc;
+
+		if (uid == 0 || uid == (uid_t)-1 || uid == getuid())
+			continue;
+		rc = try_lease(uid, lease);
+		if (rc == -EAGAIN)
+			continue;
+		if (rc < 0) {
+			snprintf(why, n, "lease of uid %u: %s", (unsigned)uid,
+				 strerror(-rc));
+			return rc;
+		}
+		uid_sweep(uid);
+		return 0;
+	}
+	snprintf(why, n, "every uid of pool %u-%u is in use",
+		 (unsigned)rule->pool_first, (unsigned)rule->pool_last);
+	return -EAGAIN;
+}
+
+void lease_release(struct iso_lease *lease)
+{
+	if (lease->lock_fd < 0)
+		return;
+	uid_sweep(lease->uid);
+	close(lease->lock_fd);
+	lease->lock_fd = -1;
+}
+
+int creds_drop(uid_t uid, char *why, size_t n)
+{
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+
+	if (setgroups(0, NULL) < 0) {
+		snprintf(why, n, "setgroups: %s", strerror(errno));
+		return -errno;
+	}
+	if (setresgid(uid, uid, uid) < 0) {
+		snprintf(why, n, "setresgid(%u): %s", (unsigned)uid, strerror(errno));
+		return -errno;
+	}
+	if (setresuid(uid, uid, uid) < 0) {
+		snprintf(why, n, "setresuid(%u): %s", (unsigned)uid, strerror(errno));
+		return -errno;
+	}
+	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
+	    getresgid(&rg, &eg, &sg) < 0 || rg != uid || eg != uid || sg != uid ||
+	    getgroups(0, NULL) != 0) {
+		snprintf(why, n, "ids not as set after the drop to %u", (unsigned)uid);
+		return -EPERM;
+	}
+	/* The drop must be irreversible: if uid 0 could be regained, the
+	 * guest could regain it too. */
+	if (setuid(0) == 0 || setresuid(-1, 0, -1) == 0 || setgid(0) == 0) {
+		snprintf(why, n, "uid 0 regained after the drop to %u", (unsigned)uid);
+		return -EPERM;
+	}
+	/* No setuid binary may give the guest privileges back. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		snprintf(why, n, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * creds.h - who the caller is, which pool uid a guest gets, and the
+ * irreversible drop to it.
+ */
+#ifndef ISO_CREDS_H
+#define ISO_CREDS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+#define ISO_CALLER_GROUPS_MAX 256
+
+struct iso_caller {
+	uid_t uid;	/* real uid: who ran the helper */
+	gid_t gid;	/* real gid */
+	gid_t groups[ISO_CALLER_GROUPS_MAX];
+	size_t ngroups;
+	pid_t pid;	/* from SO_PEERCRED */
+};
+
+/*
+ * The caller is the helper's real uid/gid and supplementary groups; the
+ * socket's SO_PEERCRED must name the same uid. Returns 0 or -EPERM/-errno.
+ */
+int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n);
+
+/*
+ * A leased pool uid: held while lock_fd holds an exclusive flock on
+ * ISO_STATE_DIR/leases/<uid>, so no other helper can lease it; the kernel
+ * drops the lock if the helper dies.
+ */
+struct iso_lease {
+	uid_t uid;
+	int lock_fd;
+};
+
+/* Create (or verify) the root-only state and scratch directories. */
+int state_prepare(char *why, size_t n);
+
+/*
+ * Lease a free uid of the rule's pool. Every process still running under it
+ * (left by a helper that crashed) is killed first. Returns 0, -EAGAIN when
+ * every uid of the pool is leased, or -errno.
+ */
+int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
+		  char *why, size_t n);
+
+/* Kill every process of the uid, then give the uid back. */
+void lease_release(struct iso_lease *lease);
+
+/* Kill every process running under uid (never 0). */
+void uid_sweep(uid_t uid);
+
+/*
+ * In a child, still root: become uid/gid (gid = uid) with no supplementary
+ * groups, verify all three ids and that uid 0 cannot be regained, and set
+ * no_new_privs. Returns 0 or -errno with the step that failed.
+ */
+int creds_drop(uid_t uid, char *why, size_t n);
+
+#endif /* ISO_CREDS_H */

@@ -1,0 +1,169 @@
+/*
+ * hygiene.c - start-up hygiene for a setuid process.
+ *
+ * The caller controls the helper's initial fds, signal mask and
+ * dispositions, resource limits, umask, cwd and environment. Each is reset
+ * here to a known value before the helper opens or reads anything.
+ * MUST run first in main(). MUST NOT read the environment.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hygiene.h"
+
+extern char **environ;
+
+/*
+ * The helper's own limits; the guest's come only from the plan. A limit
+ * is set to `value` when possible; without CAP_SYS_RESOURCE (containers)
+ * a hard limit cannot be raised, and the helper then keeps the caller's
+ * hard limit if it is at least `minimum`, else refuses to run: a caller
+ * must not be able to make it fail half-way through a cleanup.
+ */
+static const struct {
+	int resource;
+	const char *name;
+	rlim_t value, minimum;
+} helper_limits[] = {
+	{ RLIMIT_CORE, "core", 0, 0 },	/* never dump a root process */
+	{ RLIMIT_CPU, "cpu", RLIM_INFINITY, RLIM_INFINITY },
+	{ RLIMIT_FSIZE, "fsize", RLIM_INFINITY, 0 },
+	{ RLIMIT_DATA, "data", RLIM_INFINITY, 256 << 20 },
+	{ RLIMIT_AS, "as", RLIM_INFINITY, 1024 << 20 },
+	{ RLIMIT_STACK, "stack", 8 << 20, 1 << 20 },
+	{ RLIMIT_NOFILE, "nofile", 8192, 4096 }, /* fds for up to 1024 guests */
+	{ RLIMIT_NPROC, "nproc", RLIM_INFINITY, 0 }, /* guests set their own */
+	{ RLIMIT_MEMLOCK, "memlock", 8 << 20, 0 },
+	{ RLIMIT_LOCKS, "locks", RLIM_INFINITY, 0 },
+	{ RLIMIT_SIGPENDING, "sigpending", 4096, 64 },
+	{ RLIMIT_MSGQUEUE, "msgqueue", 819200, 0 },
+	{ RLIMIT_NICE, "nice", 0, 0 },
+	{ RLIMIT_RTPRIO, "rtprio", 0, 0 },
+	{ RLIMIT_RTTIME, "rttime", RLIM_INFINITY, 0 },
+};
+
+static int open_std_fds(char *why, size_t n)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		/* A closed stdio fd would be reused by the next open(); a
+		 * later write "to stderr" would then land in that file. */
+		int null = open("/dev/null", O_RDWR);
+		if (null != fd) {
+			snprintf(why, n, "cannot open /dev/null as fd %d: %s", fd,
+				 null < 0 ? strerror(errno) : "unexpected fd");
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static int check_request_socket(char *why, size_t n)
+{
+	int domain = 0, type = 0;
+	socklen_t len = sizeof(domain);
+
+	if (getsockopt(ISO_SOCK_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0) {
+		snprintf(why, n, "fd %d is not a socket (%s): start me through libisospawn",
+			 ISO_SOCK_FD, strerror(errno));
+		return -ENOTSOCK;
+	}
+	len = sizeof(type);
+	if (getsockopt(ISO_SOCK_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    domain != AF_UNIX || type != SOCK_SEQPACKET) {
+		snprintf(why, n, "fd %d is not an AF_UNIX SOCK_SEQPACKET socket",
+			 ISO_SOCK_FD);
+		return -ENOTSOCK;
+	}
+	/* Children must not inherit the request socket. */
+	if (fcntl(ISO_SOCK_FD, F_SETFD, FD_CLOEXEC) < 0) {
+		snprintf(why, n, "fd %d: %s", ISO_SOCK_FD, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int reset_signals(char *why, size_t n)
+{
+	sigset_t none;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) {
+		snprintf(why, n, "sigprocmask: %s", strerror(errno));
+		return -errno;
+	}
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		/* Ignored dispositions survive exec; an ignored SIGCHLD would
+		 * make the kernel auto-reap guests behind our back. */
+		(void)sigaction(sig, &dfl, NULL);
+	}
+	return 0;
+}
+
+static int reset_limits(char *why, size_t n)
+{
+	for (size_t i = 0; i < sizeof(helper_limits) / sizeof(helper_limits[0]); i++) {
+		struct rlimit rl = { helper_limits[i].value, helper_limits[i].value };
+		struct rlimit cur;
+
+		if (setrlimit(helper_limits[i].resource, &rl) == 0)
+			continue;
+		if (errno != EPERM || getrlimit(helper_limits[i].resource, &cur) < 0 ||
+		    cur.rlim_max < helper_limits[i].minimum) {
+			snprintf(why, n, "resource limit %s: cannot set it to a safe value "
+				 "(%s); was it lowered by the caller?",
+				 helper_limits[i].name, strerror(errno));
+			return -EPERM;
+		}
+		cur.rlim_cur = cur.rlim_max;
+		if (setrlimit(helper_limits[i].resource, &cur) < 0) {
+			snprintf(why, n, "resource limit %s: %s", helper_limits[i].name,
+				 strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+int hygiene_start(char *why, size_t n)
+{
+	int rc;
+
+	/* Never read, never passed on: the guest environment is built. */
+	environ = NULL;
+	/* Not dumpable while privileged: no core file, no ptrace by the
+	 * caller, /proc/self owned by root. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		snprintf(why, n, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+		return -errno;
+	}
+	if ((rc = open_std_fds(why, n)) < 0)
+		return rc;
+	if ((rc = check_request_socket(why, n)) < 0)
+		return rc;
+	closefrom(ISO_SOCK_FD + 1);
+	if ((rc = reset_signals(why, n)) < 0)
+		return rc;
+	if ((rc = reset_limits(why, n)) < 0)
+		return rc;
+	umask(077);
+	if (chdir("/") < 0) {
+		snprintf(why, n, "chdir /: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

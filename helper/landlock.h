@@ -1,0 +1,96 @@
+/*
+ * landlock.h - Landlock system calls and the constants newer than the
+ * Linux 6.1 headers we build against.
+ *
+ * Values are the kernel's uapi (include/uapi/linux/landlock.h); each one is
+ * defined only when the installed headers lack it, so newer headers win.
+ * The ruleset attribute is our own struct: the kernel accepts a larger
+ * struct than it knows as long as the members it does not know are zero, so
+ * one layout serves every ABI.
+ */
+#ifndef ISO_LANDLOCK_H
+#define ISO_LANDLOCK_H
+
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/landlock.h>
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+
+/* ABI 3 */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+/* ABI 5 */
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+
+/* ABI 4: TCP port rules. */
+#define ISO_LANDLOCK_RULE_NET_PORT 2
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_CONNECT_TCP
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+
+/* ABI 6: scoping to the Landlock domain. */
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/*
+ * ABI 7's landlock_restrict_self() logging flags are not defined: we pass
+ * none, and the kernel's default (denials after the guest's execve are not
+ * audited) keeps a hostile guest from flooding the audit log.
+ */
+
+/* struct landlock_ruleset_attr as of ABI 6. */
+struct iso_landlock_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;	     /* ABI 6 */
+};
+
+/* struct landlock_net_port_attr (ABI 4). */
+struct iso_landlock_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+/* No libc wraps these calls; named sys_* so a future libc wrapper with the
+ * kernel's names cannot clash. */
+static inline int
+sys_landlock_create_ruleset(const struct iso_landlock_ruleset_attr *attr,
+			    size_t size, uint32_t flags)
+{
+	return (int)syscall(__NR_landlock_create_ruleset, attr, size, flags);
+}
+
+static inline int sys_landlock_add_rule(int ruleset_fd, int rule_type,
+					const void *rule_attr, uint32_t flags)
+{
+	return (int)syscall(__NR_landlock_add_rule, ruleset_fd, rule_type,
+			    rule_attr, flags);
+}
+
+static inline int sys_landlock_restrict_self(int ruleset_fd, uint32_t flags)
+{
+	return (int)syscall(__NR_landlock_restrict_self, ruleset_fd, flags);
+}
+
+#endif /* ISO_LANDLOCK_H */

@@ -1,0 +1,68 @@
+/*
+ * log.c - syslog output. The helper never writes logs anywhere else.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "log.h"
+
+void log_open(void)
+{
+	/* LOG_NDELAY: connect now, before any guest exists, so the socket
+	 * is ours and not opened later under odd fds. */
+	openlog("isospawn-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
+}
+
+void log_event(int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsyslog(priority, fmt, ap);
+	va_end(ap);
+}
+
+void log_quote(char *dst, size_t n, const char *src)
+{
+	size_t o = 0;
+
+	if (n == 0)
+		return;
+	for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
+		char esc[5];
+		size_t len;
+
+		if (*s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\')
+			len = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *s);
+		else
+			esc[0] = (char)*s, len = 1;
+		if (o + len >= n)
+			break;
+		memcpy(dst + o, esc, len);
+		o += len;
+	}
+	dst[o] = '\0';
+}
+
+void log_names(char *dst, size_t n, const char *const *entries)
+{
+	size_t o = 0;
+
+	if (n == 0)
+		return;
+	snprintf(dst, n, "-");
+	for (; entries && *entries; entries++) {
+		size_t len = strcspn(*entries, "=");
+		if (o + len + 2 >= n)
+			break;
+		if (o)
+			dst[o++] = ',';
+		memcpy(dst + o, *entries, len);
+		o += len;
+		dst[o] = '\0';
+	}
+}

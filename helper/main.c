@@ -1,0 +1,78 @@
+/*
+ * isospawn-helper - setuid-root helper that starts guests for libisospawn.
+ *
+ * It is started by the library with the request socket on fd 3 and an
+ * empty environment, which it would ignore anyway. Its paths are compiled
+ * in; it takes nothing from its arguments or environment.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "creds.h"
+#include "hygiene.h"
+#include "log.h"
+#include "loop.h"
+#include "policy.h"
+
+static struct iso_server server;
+
+/* Before the protocol is up, stderr is the only way to say why. */
+static int early_refusal(const char *why)
+{
+	dprintf(STDERR_FILENO, "isospawn-helper: %s\n", why);
+	return ISO_HELPER_EXIT_REFUSED;
+}
+
+/* Refuse the connection: the client reads the reason from HELLO. */
+static int refuse_client(int err, const char *why)
+{
+	log_event(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
+		  (unsigned)server.caller.uid, why);
+	(void)server_hello(&server, err, why);
+	return ISO_HELPER_EXIT_REFUSED;
+}
+
+int main(int argc, char **argv)
+{
+	char why[512];
+	int rc;
+
+	/* execve with argv = {NULL} is a classic way to confuse setuid
+	 * programs that assume argv[0] exists; since Linux 5.18 the kernel
+	 * turns it into argv = {""}, so refuse that too. */
+	if (argc < 1 || argv[0] == NULL || argv[0][0] == '\0')
+		return early_refusal("refusing to run with an empty argv");
+	if (hygiene_start(why, sizeof(why)) < 0)
+		return early_refusal(why);
+	log_open();
+	if (server_init(&server, ISO_SOCK_FD, why, sizeof(why)) < 0)
+		return early_refusal(why);
+	if ((rc = caller_identify(ISO_SOCK_FD, &server.caller, why, sizeof(why))) < 0)
+		return refuse_client(rc, why);
+	if ((rc = policy_load(ISO_POLICY_PATH, &server.policy, why, sizeof(why))) < 0)
+		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why);
+	server.rule = policy_match(&server.policy, server.caller.uid,
+				   server.caller.gid, server.caller.groups,
+				   server.caller.ngroups);
+	if (!server.rule) {
+		snprintf(why, sizeof(why), "no rule in %s admits uid %u",
+			 ISO_POLICY_PATH, (unsigned)server.caller.uid);
+		return refuse_client(EACCES, why);
+	}
+	if ((rc = state_prepare(why, sizeof(why))) < 0)
+		return refuse_client(rc, why);
+	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
+		return refuse_client(rc, why);
+	log_event(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
+		  (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),
+		  server.confine.landlock_abi);
+	if (server_hello(&server, 0, NULL) < 0)
+		return ISO_HELPER_EXIT_FAILED;
+	return server_run(&server);
+}

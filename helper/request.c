@@ -1,0 +1,181 @@
+/*
+ * request.c - decide whether a decoded SPAWN request may run, and how.
+ *
+ * The request has passed the codec (well-formed, bounded); here it meets
+ * the caller's rule. Every refusal names what was refused and the rule; a
+ * refused request allocates nothing and changes nothing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+/* Absolute, and no ".", ".." or empty components: what the administrator
+ * listed is then exactly what is opened. */
+static int path_is_normal(const char *p)
+{
+	if (p[0] != '/')
+		return 0;
+	if (p[1] == '\0')
+		return 1;
+	for (const char *c = p + 1;;) {
+		const char *end = strchrnul(c, '/');
+		size_t len = (size_t)(end - c);
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (*end == '\0')
+			return 1;
+		c = end + 1;
+	}
+}
+
+static int path_beneath(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return 1;
+	return strncmp(path, dir, len) == 0 &&
+	       (path[len] == '\0' || path[len] == '/');
+}
+
+static int listed(char *const *list, const char *s)
+{
+	for (; list && *list; list++)
+		if (strcmp(*list, s) == 0)
+			return 1;
+	return 0;
+}
+
+static int beneath_any(char *const *list, const char *path)
+{
+	for (; list && *list; list++)
+		if (path_beneath(path, *list))
+			return 1;
+	return 0;
+}
+
+static int check_paths(const struct iso_rule *rule, const char *const *paths,
+		       int write, char *why, size_t n)
+{
+	for (; *paths; paths++) {
+		const char *p = *paths;
+		if (!path_is_normal(p)) {
+			snprintf(why, n, "%s path must be absolute without '.' or '..' components",
+				 write ? "write" : "read");
+			return -EINVAL;
+		}
+		/* Write access implies read; a may-write tree is readable. */
+		if (!beneath_any(rule->may_write, p) &&
+		    (write || !beneath_any(rule->may_read, p))) {
+			snprintf(why, n, "%s access to %s not allowed by the rule at line %u",
+				 write ? "write" : "read", p, rule->line);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+static int decide_limits(const struct iso_rule *rule,
+			 const struct iso_wire_spawn *req, struct iso_plan *plan,
+			 char *why, size_t n)
+{
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
+		plan->limits[i] = rule->ceiling[i];
+		if (!(req->limits_set & (1u << i)))
+			continue;
+		/* Refuse rather than lower: a guest silently given less than
+		 * it asked for fails later in a way nobody can explain. */
+		if (req->limits[i] > rule->ceiling[i]) {
+			snprintf(why, n, "limit %s=%llu is above the ceiling %llu of the rule at line %u",
+				 iso_limit_name((enum iso_limit)i),
+				 (unsigned long long)req->limits[i],
+				 (unsigned long long)rule->ceiling[i], rule->line);
+			return -EACCES;
+		}
+		plan->limits[i] = req->limits[i];
+	}
+	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
+	if (rule->timeout_max_ms && (plan->timeout_ms == 0 ||
+				     plan->timeout_ms > rule->timeout_max_ms)) {
+		if (req->timeout_ms == 0) {
+			plan->timeout_ms = rule->timeout_max_ms;
+		} else {
+			snprintf(why, n, "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
+				 (unsigned long long)req->timeout_ms,
+				 (unsigned long long)rule->timeout_max_ms, rule->line);
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+int request_decide(const struct iso_rule *rule,
+		   const struct iso_wire_spawn *req, struct iso_plan *plan,
+		   char *why, size_t n)
+{
+	struct iso_env_rules env_rules = {
+		.forward = (const char *const *)rule->forward,
+		.overrides = (const char *const *)rule->overrides,
+		.unsafe_allowed = (const char *const *)rule->unsafe_allowed,
+	};
+	char env_why[256];
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->rule = rule;
+	plan->stdio[0] = plan->stdio[1] = plan->stdio[2] = -1;
+
+	if (!path_is_normal(req->program)) {
+		snprintf(why, n, "program must be an absolute path without '.' or '..' components");
+		return -EINVAL;
+	}
+	if (!rule->programs_any && !listed(rule->programs, req->program)) {
+		snprintf(why, n, "program %s is not allowed by the rule at line %u",
+			 req->program, rule->line);
+		return -EACCES;
+	}
+	if ((rc = decide_limits(rule, req, plan, why, n)) < 0)
+		return rc;
+
+	if (req->network == ISO_NETWORK_HOST && rule->network_none_only) {
+		snprintf(why, n, "network host is not allowed by the rule at line %u",
+			 rule->line);
+		return -EACCES;
+	}
+	plan->network_none = req->network == ISO_NETWORK_NONE ||
+		(req->network == ISO_NETWORK_DEFAULT &&
+		 rule->network_default == ISO_NETWORK_NONE);
+
+	if ((rc = check_paths(rule, req->read_paths, 0, why, n)) < 0 ||
+	    (rc = check_paths(rule, req->write_paths, 1, why, n)) < 0)
+		return rc;
+
+	/* Strict: what the client forwards must already be allow-listed. */
+	rc = iso_build_env(req->forward, req->overrides, &env_rules,
+			   ISO_ENV_STRICT_SOURCE, &plan->envp, env_why,
+			   sizeof(env_why));
+	if (rc < 0) {
+		snprintf(why, n, "%s", env_why);
+		return rc == -EPERM ? -EACCES : rc;
+	}
+
+	plan->program = req->program;
+	plan->argv = req->argv;
+	plan->read_paths = req->read_paths;
+	plan->write_paths = req->write_paths;
+	plan->channel = req->channel != 0;
+	return 0;
+}
+
+void plan_release(struct iso_plan *plan)
+{
+	free(plan->envp);
+	plan->envp = NULL;
+}

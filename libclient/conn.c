@@ -1,0 +1,568 @@
+/*
+ * conn.c - the connection to one helper: starting it, and the conversation.
+ *
+ * Invariants:
+ *  - The helper MUST NOT see the caller's environment or descriptors: it is
+ *    started with an empty environment and only its socket, on fd 3, beyond
+ *    the inherited stdio.
+ *  - Every descriptor that arrives with a message MUST be either stored in
+ *    a guest handle or closed before the message is forgotten.
+ *  - Anything the helper sends that this side does not expect breaks the
+ *    connection for good (see client.h): a reply cannot be matched to a
+ *    request once the conversation is out of step.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+
+#ifndef ISO_HELPER_PATH
+#error "ISO_HELPER_PATH must be defined by the build"
+#endif
+
+/* The fd the helper finds its socket on. */
+#define HELPER_SOCKET_FD 3
+/* One fd is the most a message carries (SPAWNED's channel); the room for a
+ * few more lets a surplus be seen, and closed, rather than truncated. */
+#define RECV_FDS_MAX 4
+
+static void close_fds(const int *fds, unsigned nfds)
+{
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+/*
+ * Mark the connection unusable and tell the helper so: after shutdown() it
+ * reads end-of-file even if a forked child of the caller still holds a copy
+ * of the socket, and kills this connection's guests.
+ */
+__attribute__((format(printf, 3, 4))) static int
+break_conn(iso_conn *conn, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!conn->broken) {
+		va_start(ap, fmt);
+		vsnprintf(conn->broken_why, sizeof(conn->broken_why), fmt, ap);
+		va_end(ap);
+		conn->broken = 1;
+		shutdown(conn->fd, SHUT_RDWR);
+	}
+	return iso__fail(code, "%s", conn->broken_why);
+}
+
+/* Wait for the helper to exit; returns its wait status, or -1 if it was
+ * already reaped or cannot be waited for (SIGCHLD ignored by the caller). */
+static int reap_helper(iso_conn *conn)
+{
+	int status;
+	pid_t pid;
+
+	if (conn->helper_pid < 0)
+		return -1;
+	do
+		pid = waitpid(conn->helper_pid, &status, 0);
+	while (pid < 0 && errno == EINTR);
+	conn->helper_pid = -1;
+	return pid < 0 ? -1 : status;
+}
+
+static void describe_status(int status, char *buf, size_t n)
+{
+	if (status == -1)
+		snprintf(buf, n, "status unknown");
+	else if (WIFEXITED(status))
+		snprintf(buf, n, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, n, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, n, "wait status 0x%x", (unsigned)status);
+}
+
+/*
+ * One datagram into conn->buf, its descriptors into fds (up to
+ * RECV_FDS_MAX; the kernel discards what does not fit and says so with
+ * MSG_CTRUNC). Returns its length; 0 end-of-file; -EAGAIN (only if !wait);
+ * -EINTR; -EPROTO with why set (descriptors then closed); another -errno.
+ */
+static long receive_datagram(iso_conn *conn, int wait, int *fds,
+			     unsigned *nfds, char *why, size_t why_size)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * RECV_FDS_MAX)];
+	} control;
+	struct iovec iov = { conn->buf, sizeof(conn->buf) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	int other_control = 0;
+	ssize_t n;
+
+	*nfds = 0;
+	n = recvmsg(conn->fd, &mh,
+		    MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
+			other_control = 1;
+			continue;
+		}
+		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (*nfds < RECV_FDS_MAX)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || other_control) {
+		close_fds(fds, *nfds);
+		*nfds = 0;
+		snprintf(why, why_size,
+			 "helper sent %s",
+			 mh.msg_flags & MSG_TRUNC ?
+				 "a datagram longer than the wire allows" :
+				 "unexpected control data");
+		return -EPROTO;
+	}
+	return n;
+}
+
+/* What a refusal's errno becomes in the documented sets. */
+static int refusal_code(uint32_t err)
+{
+	switch (err) {
+	case EACCES:
+	case EPERM: /* an environment name the rules do not allow */
+		return -EACCES;
+	case EINVAL:
+	case E2BIG:
+	case EAGAIN:
+	case ENOSYS:
+	case ENOMEM:
+		return -(int)err;
+	default:
+		return -EIO;
+	}
+}
+
+iso_guest *iso__find_guest(iso_conn *conn, uint32_t id)
+{
+	for (iso_guest *g = conn->guests; g != NULL; g = g->next)
+		if (g->id == id)
+			return g;
+	return NULL;
+}
+
+uint32_t iso__next_id(iso_conn *conn)
+{
+	for (;;) {
+		uint32_t id = ++conn->last_id;
+
+		if (id == 0) {
+			conn->ids_wrapped = 1;
+			continue;
+		}
+		if (!conn->ids_wrapped || iso__find_guest(conn, id) == NULL)
+			return id;
+	}
+}
+
+/* The outcome's code must be what the outcome says it is. */
+static int exited_code_valid(const struct iso_wire_exited *e)
+{
+	switch (e->outcome) {
+	case ISO_OUTCOME_EXITED:
+		return e->code <= 255;
+	case ISO_OUTCOME_SIGNALED:
+	case ISO_OUTCOME_TIMED_OUT:
+	case ISO_OUTCOME_LIMIT:
+		return e->code >= 1 && e->code <= 64;
+	case ISO_OUTCOME_FAILED:
+		return e->code >= 1 && e->code <= 4095;
+	default:
+		return 0;
+	}
+}
+
+static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
+			   const int *fds, unsigned nfds)
+{
+	iso_guest *g = conn->pending;
+
+	if (g == NULL || conn->pending_state != PENDING_WAITING ||
+	    m->id != g->id)
+		return break_conn(conn, -EPROTO,
+				  "helper answered request %u, which awaits no answer",
+				  m->id);
+	if (m->type == ISO_MSG_REFUSED) {
+		if (nfds != 0)
+			return break_conn(conn, -EPROTO,
+					  "helper sent descriptors with REFUSED");
+		conn->pending_result = refusal_code(m->u.refused.err);
+		conn->pending_state = PENDING_DONE;
+		iso__fail(conn->pending_result, "%s", m->u.refused.message);
+		return 0;
+	}
+	if (nfds != (g->want_channel ? 1u : 0u))
+		return break_conn(conn, -EPROTO,
+				  "helper sent %u descriptors with SPAWNED, expected %d",
+				  nfds, g->want_channel);
+	g->pid = (pid_t)m->u.spawned.pid;
+	g->uid = (uid_t)m->u.spawned.uid;
+	if (m->u.spawned.notes != NULL)
+		strlcpy(g->notes, m->u.spawned.notes, sizeof(g->notes));
+	g->channel_fd = nfds == 1 ? fds[0] : -1;
+	conn->pending_result = 0;
+	conn->pending_state = PENDING_DONE;
+	return 0;
+}
+
+static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
+			   unsigned nfds)
+{
+	const struct iso_wire_exited *e = &m->u.exited;
+	iso_guest *g;
+
+	if (nfds != 0)
+		return break_conn(conn, -EPROTO,
+				  "helper sent descriptors with EXITED");
+	if (!exited_code_valid(e))
+		return break_conn(conn, -EPROTO,
+				  "helper sent EXITED for %u with outcome %u and code %u",
+				  m->id, e->outcome, e->code);
+	g = iso__find_guest(conn, m->id);
+	if (g == NULL)
+		return 0; /* its handle was freed: nobody asks any more */
+	if (g == conn->pending && conn->pending_state == PENDING_WAITING)
+		return break_conn(conn, -EPROTO,
+				  "helper sent EXITED for %u before answering its SPAWN",
+				  m->id);
+	if (g->outcome != ISO_OUTCOME_RUNNING)
+		return break_conn(conn, -EPROTO,
+				  "helper sent a second EXITED for %u", m->id);
+	g->outcome = (enum iso_outcome)e->outcome;
+	g->code = (int)e->code;
+	g->stage = (enum iso_stage)e->stage;
+	g->limit = e->limit_hit;
+	g->wall_us = e->wall_us;
+	g->user_us = e->user_us;
+	g->sys_us = e->sys_us;
+	g->maxrss_kib = e->maxrss_kib;
+	return 0;
+}
+
+int iso__receive(iso_conn *conn, int wait)
+{
+	int fds[RECV_FDS_MAX];
+	unsigned nfds;
+	char why[256];
+	long n;
+	int rc;
+
+	if (conn->broken)
+		return iso__fail(-EPIPE, "%s", conn->broken_why);
+	n = receive_datagram(conn, wait, fds, &nfds, why, sizeof(why));
+	if (n == -EAGAIN || n == -EINTR)
+		return (int)n;
+	if (n == -EPROTO)
+		return break_conn(conn, -EPROTO, "%s", why);
+	if (n < 0)
+		return break_conn(conn, -EPIPE, "receiving from the helper: %s",
+				  strerror((int)-n));
+	if (n == 0) {
+		close_fds(fds, nfds);
+		return break_conn(conn, -EPIPE,
+				  "the helper is gone (it closed the connection)");
+	}
+	rc = iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why));
+	if (rc < 0) {
+		close_fds(fds, nfds);
+		return break_conn(conn, -EPROTO, "helper sent a bad message: %s",
+				  why);
+	}
+	switch (conn->msg.type) {
+	case ISO_MSG_SPAWNED:
+	case ISO_MSG_REFUSED:
+		rc = dispatch_answer(conn, &conn->msg, fds, nfds);
+		break;
+	case ISO_MSG_EXITED:
+		rc = dispatch_exited(conn, &conn->msg, nfds);
+		break;
+	default:
+		rc = break_conn(conn, -EPROTO,
+				"helper sent an unexpected message of type %u",
+				conn->msg.type);
+		break;
+	}
+	if (rc < 0)
+		close_fds(fds, nfds);
+	return rc;
+}
+
+long iso__encode(iso_conn *conn)
+{
+	long n = iso_wire_encode(&conn->msg, conn->buf, sizeof(conn->buf));
+
+	if (n == -E2BIG)
+		return iso__fail(-E2BIG, "request larger than %d bytes",
+				 ISO_WIRE_MAX);
+	if (n < 0)
+		return iso__fail(-EINVAL,
+				 "request breaks the wire format (a string too long?)");
+	return n;
+}
+
+int iso__send(iso_conn *conn, size_t len, const int *fds, unsigned nfds)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 3)];
+	} control;
+	struct iovec iov = { conn->buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (conn->broken)
+		return iso__fail(-EPIPE, "%s", conn->broken_why);
+	if (nfds > 3)
+		return iso__fail(-EINVAL, "more than 3 descriptors in a request");
+	if (nfds > 0) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do
+		n = sendmsg(conn->fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0)
+		return break_conn(conn, -EPIPE,
+				  "sending to the helper: %zd of %zu bytes sent", n,
+				  len);
+	switch (errno) {
+	case EBADF:
+		return iso__fail(-EINVAL,
+				 "a descriptor given for the guest's stdio is not open");
+	case ENOMEM:
+	case ENOBUFS:
+		return iso__fail(-ENOMEM, "sending to the helper: %s",
+				 strerror(errno));
+	case EMSGSIZE:
+		return iso__fail(-E2BIG,
+				 "request of %zu bytes does not fit the socket buffer",
+				 len);
+	default:
+		return break_conn(conn, -EPIPE, "the helper is gone (%s)",
+				  strerror(errno));
+	}
+}
+
+/* Both ends must hold the largest datagram, whatever the system default. */
+static int size_buffers(const int sv[2])
+{
+	int size = ISO_WIRE_MAX + 4096;
+
+	for (int i = 0; i < 2; i++)
+		if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &size,
+			       sizeof(size)) < 0)
+			return iso__fail(-EIO, "socket buffer of %d bytes: %s",
+					 size, strerror(errno));
+	return 0;
+}
+
+static int spawn_helper(iso_conn *conn, int helper_end)
+{
+	const char *path = secure_getenv("ISOSPAWN_HELPER");
+	char *const argv[] = { (char *)"isospawn-helper", NULL };
+	char *const envp[] = { NULL };
+	posix_spawn_file_actions_t actions;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int rc;
+
+	if (path == NULL || path[0] == '\0')
+		path = ISO_HELPER_PATH;
+	rc = posix_spawn_file_actions_init(&actions);
+	if (rc != 0)
+		return iso__fail(-ENOMEM, "starting the helper: %s",
+				 strerror(rc));
+	rc = posix_spawnattr_init(&attr);
+	if (rc != 0) {
+		posix_spawn_file_actions_destroy(&actions);
+		return iso__fail(-ENOMEM, "starting the helper: %s",
+				 strerror(rc));
+	}
+	/* dup2 onto itself clears FD_CLOEXEC in posix_spawn (Austin Group
+	 * issue 411, glibc >= 2.29), so helper_end == 3 works too.
+	 * Everything above 3 is closed: the helper gets no descriptor of the
+	 * caller's by accident. Signals start at their defaults, unblocked,
+	 * whatever the caller's dispositions. Its own process group keeps the
+	 * terminal's ^C and ^\ from killing it (and every guest) behind the
+	 * caller's back: the caller decides what a signal means for its
+	 * guests. */
+	sigemptyset(&none);
+	sigfillset(&all);
+	if ((rc = posix_spawn_file_actions_adddup2(&actions, helper_end,
+						   HELPER_SOCKET_FD)) == 0 &&
+	    (rc = posix_spawn_file_actions_addclosefrom_np(
+		     &actions, HELPER_SOCKET_FD + 1)) == 0 &&
+	    (rc = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
+	    (rc = posix_spawnattr_setsigdefault(&attr, &all)) == 0 &&
+	    (rc = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
+	    (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+						      POSIX_SPAWN_SETSIGDEF |
+						      POSIX_SPAWN_SETPGROUP)) ==
+		    0)
+		rc = posix_spawn(&conn->helper_pid, path, &actions, &attr,
+				 argv, envp);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&actions);
+	if (rc == 0)
+		return 0;
+	conn->helper_pid = -1;
+	switch (rc) {
+	case ENOENT:
+	case ENOTDIR:
+		return iso__fail(-ENOENT, "isospawn-helper not found at %s",
+				 path);
+	case EACCES:
+		return iso__fail(-EACCES, "cannot execute isospawn-helper at %s: %s",
+				 path, strerror(rc));
+	case ENOMEM:
+	case EAGAIN:
+		return iso__fail(-ENOMEM, "starting isospawn-helper at %s: %s",
+				 path, strerror(rc));
+	case EMFILE:
+	case ENFILE:
+		return iso__fail(-EMFILE, "starting isospawn-helper at %s: %s",
+				 path, strerror(rc));
+	default:
+		return iso__fail(-EIO, "starting isospawn-helper at %s: %s",
+				 path, strerror(rc));
+	}
+}
+
+/* The helper speaks first: HELLO, ready or refusing this caller. */
+static int await_hello(iso_conn *conn)
+{
+	const struct iso_wire_hello *h = &conn->msg.u.hello;
+	int fds[RECV_FDS_MAX];
+	unsigned nfds;
+	char why[256], status[64];
+	long n;
+
+	do
+		n = receive_datagram(conn, 1, fds, &nfds, why, sizeof(why));
+	while (n == -EINTR);
+	close_fds(fds, nfds);
+	if (n == 0) {
+		shutdown(conn->fd, SHUT_RDWR);
+		describe_status(reap_helper(conn), status, sizeof(status));
+		return iso__fail(-EIO, "helper exited before answering (%s)",
+				 status);
+	}
+	if (n == -EPROTO)
+		return iso__fail(-EPROTO, "%s", why);
+	if (n < 0)
+		return iso__fail(-EIO, "waiting for the helper's greeting: %s",
+				 strerror((int)-n));
+	if (nfds != 0)
+		return iso__fail(-EPROTO, "helper sent descriptors with HELLO");
+	if (iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why,
+			    sizeof(why)) < 0)
+		return iso__fail(-EPROTO, "helper's first message: %s", why);
+	if (conn->msg.type != ISO_MSG_HELLO)
+		return iso__fail(-EPROTO,
+				 "helper's first message is of type %u, not HELLO",
+				 conn->msg.type);
+	if (h->err != 0) {
+		int code = h->err == EACCES || h->err == EPERM ? -EACCES : -EIO;
+
+		if (h->message != NULL)
+			return iso__fail(code, "%s", h->message);
+		return iso__fail(code, "helper refused: %s",
+				 strerror((int)h->err));
+	}
+	conn->landlock_abi = (int)h->landlock_abi;
+	return 0;
+}
+
+ISO_PUBLIC int iso_open(iso_conn **out)
+{
+	iso_conn *conn;
+	int sv[2];
+	int rc;
+
+	*out = NULL;
+	conn = calloc(1, sizeof(*conn));
+	if (conn == NULL)
+		return iso__fail(-ENOMEM, "out of memory for a connection");
+	conn->helper_pid = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		rc = errno == EMFILE || errno == ENFILE ? -EMFILE :
+		     errno == ENOMEM || errno == ENOBUFS ? -ENOMEM :
+							   -EIO;
+		iso__fail(rc, "socketpair: %s", strerror(errno));
+		free(conn);
+		return rc;
+	}
+	conn->fd = sv[0];
+	rc = size_buffers(sv);
+	if (rc == 0)
+		rc = spawn_helper(conn, sv[1]);
+	close(sv[1]);
+	if (rc == 0)
+		rc = await_hello(conn);
+	if (rc < 0) {
+		iso_close(conn);
+		return rc;
+	}
+	*out = conn;
+	return 0;
+}
+
+ISO_PUBLIC void iso_close(iso_conn *conn)
+{
+	if (conn == NULL)
+		return;
+	/* No KILL per guest: the helper kills them all when the socket
+	 * closes. */
+	while (conn->guests != NULL)
+		iso__guest_release(conn->guests);
+	shutdown(conn->fd, SHUT_RDWR);
+	close(conn->fd);
+	reap_helper(conn);
+	free(conn);
+}
+
+ISO_PUBLIC int iso_conn_landlock_abi(const iso_conn *conn)
+{
+	return conn->landlock_abi;
+}

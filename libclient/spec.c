@@ -1,0 +1,330 @@
+/*
+ * spec.c - the spawn specification builder.
+ *
+ * Everything here is checked for form only, so a mistake is reported at the
+ * call that made it; what the policy allows is for the helper to decide.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "env.h"
+
+ISO_PUBLIC int iso_spec_new(iso_spec **out)
+{
+	iso_spec *spec = calloc(1, sizeof(*spec));
+
+	*out = NULL;
+	if (spec == NULL)
+		return iso__fail(-ENOMEM, "out of memory for a spawn spec");
+	spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = -1;
+	*out = spec;
+	return 0;
+}
+
+static void free_strings(char **v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		free(v[i]);
+}
+
+ISO_PUBLIC void iso_spec_free(iso_spec *spec)
+{
+	if (spec == NULL)
+		return;
+	free(spec->program);
+	free(spec->argv);
+	free(spec->forward);
+	free_strings(spec->overrides, spec->noverrides);
+	free_strings(spec->read_paths, spec->nread);
+	free_strings(spec->write_paths, spec->nwrite);
+	free(spec);
+}
+
+/*
+ * An absolute path in normal form: "/" (if allow_root) or "/a/b" with no
+ * empty, "." or ".." component, so that the helper, the policy and the
+ * logs all compare the path exactly as it was written.
+ * Returns 0; -EINVAL; -ENAMETOOLONG.
+ */
+static int check_path(const char *what, const char *path, int allow_root)
+{
+	if (path == NULL)
+		return iso__fail(-EINVAL, "%s: no path given", what);
+	if (strnlen(path, ISO_WIRE_PATH_MAX) == ISO_WIRE_PATH_MAX)
+		return iso__fail(-ENAMETOOLONG, "%s: path of %d bytes or more",
+				 what, ISO_WIRE_PATH_MAX);
+	if (path[0] != '/')
+		return iso__fail(-EINVAL, "%s \"%s\": not an absolute path",
+				 what, path);
+	if (path[1] == '\0')
+		return allow_root ? 0 :
+				    iso__fail(-EINVAL,
+					      "%s \"/\": a directory, not a program",
+					      what);
+	for (const char *slash = path; *slash != '\0';) {
+		const char *name = slash + 1;
+		const char *end = strchrnul(name, '/');
+		size_t len = (size_t)(end - name);
+
+		if (len == 0)
+			return iso__fail(-EINVAL,
+					 "%s \"%s\": empty component (\"//\" or a trailing '/')",
+					 what, path);
+		if ((len == 1 && name[0] == '.') ||
+		    (len == 2 && name[0] == '.' && name[1] == '.'))
+			return iso__fail(-EINVAL,
+					 "%s \"%s\": \".\" or \"..\" component",
+					 what, path);
+		slash = end;
+	}
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_program(iso_spec *spec, const char *path)
+{
+	int rc = check_path("program", path, 0);
+	char *copy;
+
+	if (rc < 0)
+		return rc;
+	copy = strdup(path);
+	if (copy == NULL)
+		return iso__fail(-ENOMEM, "out of memory for the program path");
+	free(spec->program);
+	spec->program = copy;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
+{
+	/* What the encoder will need for the arguments, so that a list too
+	 * big for one request is refused here rather than at spawn. */
+	size_t wire = 0, strings = 0;
+	uint32_t argc;
+	char **copy, *p;
+
+	if (argv == NULL) {
+		free(spec->argv);
+		spec->argv = NULL;
+		spec->argc = 0;
+		return 0;
+	}
+	for (argc = 0; argv[argc] != NULL; argc++) {
+		size_t len;
+
+		if (argc == ISO_ARGS_MAX)
+			return iso__fail(-E2BIG, "argv: more than %d arguments",
+					 ISO_ARGS_MAX);
+		len = strnlen(argv[argc], ISO_WIRE_STR_MAX);
+		if (len == ISO_WIRE_STR_MAX)
+			return iso__fail(-E2BIG,
+					 "argv[%u]: %d bytes or more, at most %d",
+					 argc, ISO_WIRE_STR_MAX,
+					 ISO_WIRE_STR_MAX - 1);
+		strings += len + 1;
+		wire += ISO_WIRE_FIELD_HEADER_SIZE + len + 1;
+		if (wire > ISO_WIRE_MAX - ISO_WIRE_HEADER_SIZE)
+			return iso__fail(-E2BIG,
+					 "argv: more than %d bytes in all",
+					 ISO_WIRE_MAX);
+	}
+	/* An empty argv would start the guest with argc == 0, which many
+	 * programs do not expect (argv[0] == NULL). */
+	if (argc == 0)
+		return iso__fail(-EINVAL, "argv: empty, argv[0] is required");
+
+	copy = malloc((argc + 1) * sizeof(char *) + strings);
+	if (copy == NULL)
+		return iso__fail(-ENOMEM, "out of memory for argv");
+	p = (char *)(copy + argc + 1);
+	for (uint32_t i = 0; i < argc; i++) {
+		size_t size = strlen(argv[i]) + 1;
+
+		memcpy(p, argv[i], size);
+		copy[i] = p;
+		p += size;
+	}
+	copy[argc] = NULL;
+	free(spec->argv);
+	spec->argv = copy;
+	spec->argc = argc;
+	return 0;
+}
+
+uint32_t iso__pick_forwarded(const char *const *env,
+			     const char *picked[ISO_WIRE_FORWARD_MAX])
+{
+	uint32_t n = 0;
+
+	for (; env != NULL && *env != NULL; env++) {
+		const char *entry = *env, *eq = strchr(entry, '=');
+		size_t len = eq != NULL ? (size_t)(eq - entry) : 0;
+		uint32_t j;
+
+		if (eq == NULL || !iso_env_is_forwarded_name(entry, len))
+			continue;
+		/* The first occurrence wins, as with getenv(). */
+		for (j = 0; j < n; j++)
+			if (strncmp(picked[j], entry, len + 1) == 0)
+				break;
+		if (j < n)
+			continue;
+		if (n == ISO_WIRE_FORWARD_MAX)
+			break; /* unreachable: fewer names are forwarded */
+		picked[n++] = entry;
+	}
+	return n;
+}
+
+ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
+				       const char *const *envp)
+{
+	/* Only the forwarded entries are kept: the rest of the caller's
+	 * environment (its secrets) is never copied. */
+	const char *picked[ISO_WIRE_FORWARD_MAX];
+	uint32_t n = iso__pick_forwarded(envp, picked);
+	size_t strings = 0;
+	char **copy = NULL, *p;
+
+	for (uint32_t i = 0; i < n; i++)
+		strings += strlen(picked[i]) + 1;
+	if (n > 0) {
+		copy = malloc(n * sizeof(char *) + strings);
+		if (copy == NULL)
+			return iso__fail(-ENOMEM,
+					 "out of memory for the source environment");
+		p = (char *)(copy + n);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t size = strlen(picked[i]) + 1;
+
+			memcpy(p, picked[i], size);
+			copy[i] = p;
+			p += size;
+		}
+	}
+	free(spec->forward);
+	spec->forward = copy;
+	spec->nforward = n;
+	spec->source_set = 1;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
+				const char *value)
+{
+	size_t name_len, value_len;
+	char *entry;
+	uint32_t i;
+
+	if (name == NULL || value == NULL)
+		return iso__fail(-EINVAL, "override: name or value missing");
+	name_len = strnlen(name, ISO_ENV_NAME_MAX + 1);
+	if (!iso_env_name_valid(name, name_len))
+		return iso__fail(-EINVAL,
+				 "override \"%.64s\": not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
+				 name, ISO_ENV_NAME_MAX);
+	value_len = strnlen(value, ISO_ENV_VALUE_MAX + 1);
+	if (value_len > ISO_ENV_VALUE_MAX)
+		return iso__fail(-E2BIG, "override %s: value longer than %d bytes",
+				 name, ISO_ENV_VALUE_MAX);
+	for (i = 0; i < spec->noverrides; i++)
+		if (strncmp(spec->overrides[i], name, name_len) == 0 &&
+		    spec->overrides[i][name_len] == '=')
+			break;
+	if (i == ISO_ENV_OVERRIDES_MAX)
+		return iso__fail(-E2BIG, "override %s: more than %d overrides",
+				 name, ISO_ENV_OVERRIDES_MAX);
+	entry = malloc(name_len + 1 + value_len + 1);
+	if (entry == NULL)
+		return iso__fail(-ENOMEM, "out of memory for override %s", name);
+	memcpy(entry, name, name_len);
+	entry[name_len] = '=';
+	memcpy(entry + name_len + 1, value, value_len + 1);
+	if (i < spec->noverrides)
+		free(spec->overrides[i]);
+	else
+		spec->noverrides++;
+	spec->overrides[i] = entry;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
+				  int err_fd)
+{
+	const int fds[3] = { in_fd, out_fd, err_fd };
+
+	for (int i = 0; i < 3; i++)
+		if (fds[i] != -1 && (fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0))
+			return iso__fail(-EBADF,
+					 "stdio: fd %d (for the guest's fd %d) is not open",
+					 fds[i], i);
+	memcpy(spec->stdio, fds, sizeof(fds));
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
+				  uint64_t value)
+{
+	if ((unsigned)which >= ISO_LIMIT_COUNT)
+		return iso__fail(-EINVAL, "limit %d: unknown", (int)which);
+	spec->limits[which] = value;
+	spec->limits_set |= 1u << which;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms)
+{
+	spec->timeout_ms = ms;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net)
+{
+	if ((unsigned)net > ISO_NETWORK_HOST)
+		return iso__fail(-EINVAL, "network %d: unknown", (int)net);
+	spec->network = net;
+	return 0;
+}
+
+static int add_path(const char *what, char **paths, uint32_t *n,
+		    const char *path)
+{
+	int rc = check_path(what, path, 1);
+	char *copy;
+
+	/* The documented set has no -ENAMETOOLONG here. */
+	if (rc == -ENAMETOOLONG)
+		rc = -EINVAL;
+	if (rc < 0)
+		return rc;
+	if (*n == ISO_PATHS_MAX)
+		return iso__fail(-E2BIG, "%s \"%s\": more than %d paths", what,
+				 path, ISO_PATHS_MAX);
+	copy = strdup(path);
+	if (copy == NULL)
+		return iso__fail(-ENOMEM, "out of memory for %s \"%s\"", what,
+				 path);
+	paths[(*n)++] = copy;
+	return 0;
+}
+
+ISO_PUBLIC int iso_spec_add_read_path(iso_spec *spec, const char *path)
+{
+	return add_path("read path", spec->read_paths, &spec->nread, path);
+}
+
+ISO_PUBLIC int iso_spec_add_write_path(iso_spec *spec, const char *path)
+{
+	return add_path("write path", spec->write_paths, &spec->nwrite, path);
+}
+
+ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled)
+{
+	spec->channel = enabled != 0;
+	return 0;
+}

@@ -1,0 +1,266 @@
+/*
+ * harness.c - installation and unprivileged-caller plumbing for the live
+ * tests. Everything that needs root happens in harness_setup(); each test
+ * then calls become() in its own forked process before using the library.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+extern char **environ;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
+	exit(99); /* automake: hard error */
+}
+
+static void mkdir_root(const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		die(path);
+	if (chown(path, 0, 0) < 0 || chmod(path, mode) < 0)
+		die(path);
+}
+
+/* Copy src to dst atomically (tests run in parallel and may be executing
+ * the old copy), owned by root with `mode`. */
+static void install_file(const char *src, const char *dst, mode_t mode)
+{
+	char tmp[512], buf[65536];
+	int in, out;
+	ssize_t got;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dst, (int)getpid());
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+		die(src);
+	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
+		die(tmp);
+	while ((got = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)got) != got)
+			die(tmp);
+	if (got < 0)
+		die(src);
+	/* chown before chmod: chown clears the setuid bit. */
+	if (fchown(out, 0, 0) < 0 || fchmod(out, mode) < 0)
+		die(tmp);
+	close(in);
+	close(out);
+	if (rename(tmp, dst) < 0)
+		die(dst);
+}
+
+static void install_policy(void)
+{
+	char src[512], text[16384], *at;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(src, sizeof(src), "%s/tests/policy.conf.in", ISO_SRCDIR);
+	if (!(f = fopen(src, "r")))
+		die(src);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+
+	snprintf(src, sizeof(src), "%s/isospawn.conf.tmp.%d", T_ROOT, (int)getpid());
+	if (!(f = fopen(src, "w")))
+		die(src);
+	for (char *p = text; *p;) {
+		if ((at = strstr(p, "@ROOT@")) == NULL) {
+			fputs(p, f);
+			break;
+		}
+		fwrite(p, 1, (size_t)(at - p), f);
+		fputs(T_ROOT, f);
+		p = at + 6;
+	}
+	if (fchmod(fileno(f), 0644) < 0 || fclose(f) != 0)
+		die(src);
+	if (rename(src, T_ROOT "/isospawn.conf") < 0)
+		die("policy");
+}
+
+void harness_setup(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: live tests need root to install the setuid test "
+		       "helper (they then run as uid %u); run make check as root\n",
+		       T_CALLER);
+		exit(77);
+	}
+	umask(022);
+	mkdir_root(T_ROOT, 0755);
+	mkdir_root(T_BIN, 0755);
+	mkdir_root(T_LIB, 0755);
+	mkdir_root(T_SHARED, 0777);
+	install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", T_HELPER, 04755);
+	install_file(ISO_BUILDDIR "/tests/probe", T_PROBE, 0755);
+	install_file(ISO_BUILDDIR "/.libs/isospawn", T_CLI, 0755);
+	install_file(ISO_BUILDDIR "/.libs/libisospawn.so.0", T_LIB "/libisospawn.so.0", 0644);
+	install_file(ISO_BUILDDIR "/tests/.libs/evil.so", T_LIB "/evil.so", 0644);
+	install_policy();
+	/* Check's default of 4 s per test is too short for the bombs. */
+	setenv("CK_DEFAULT_TIMEOUT", "60", 0);
+}
+
+void become(uid_t uid)
+{
+	gid_t gid = uid;
+	gid_t groups[1] = { T_GROUP };
+
+	if (setgroups(uid == T_GROUPED ? 1 : 0, groups) < 0 ||
+	    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		ck_abort_msg("become(%u): %s", (unsigned)uid, strerror(errno));
+	ck_assert_int_eq(geteuid(), uid);
+	setenv("ISOSPAWN_HELPER", T_HELPER, 1);
+}
+
+iso_conn *open_conn(void)
+{
+	iso_conn *conn = NULL;
+	int rc = iso_open(&conn);
+
+	ck_assert_msg(rc == 0, "iso_open: %s (%s)", iso_strerror(rc), iso_last_error());
+	return conn;
+}
+
+/* Read both pipes to EOF (the guest may fill either). */
+static void drain(int out_fd, int err_fd, struct run *r)
+{
+	struct pollfd p[2] = { { .fd = out_fd, .events = POLLIN },
+			       { .fd = err_fd, .events = POLLIN } };
+	size_t lens[2] = { 0, 0 };
+	char *bufs[2] = { r->out, r->err };
+	size_t caps[2] = { sizeof(r->out) - 1, sizeof(r->err) - 1 };
+	int open_count = 2;
+
+	while (open_count > 0) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			char sink[4096];
+			ssize_t got;
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			if (lens[i] < caps[i])
+				got = read(p[i].fd, bufs[i] + lens[i], caps[i] - lens[i]);
+			else
+				got = read(p[i].fd, sink, sizeof(sink));
+			if (got <= 0) {
+				close(p[i].fd);
+				p[i].fd = -1;
+				open_count--;
+			} else if (lens[i] < caps[i]) {
+				lens[i] += (size_t)got;
+			}
+		}
+	}
+	r->out[lens[0]] = '\0';
+	r->err[lens[1]] = '\0';
+}
+
+void run_guest(iso_conn *conn, const char *const *argv,
+	       const char *const *overrides, spec_hook hook, void *arg,
+	       struct run *r)
+{
+	iso_spec *spec;
+	iso_guest *g = NULL;
+	int out[2], err[2];
+
+	memset(r, 0, sizeof(*r));
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	for (; overrides && *overrides; overrides++) {
+		char name[256];
+		const char *eq = strchr(*overrides, '=');
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *overrides), *overrides);
+		ck_assert_int_eq(iso_spec_set_env(spec, name, eq + 1), 0);
+	}
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	ck_assert_int_eq(iso_spec_set_stdio(spec, -1, out[1], err[1]), 0);
+	if (hook)
+		hook(spec, arg);
+	r->spawn_rc = iso_spawn(conn, spec, &g);
+	close(out[1]);
+	close(err[1]);
+	iso_spec_free(spec);
+	if (r->spawn_rc < 0) {
+		snprintf(r->msg, sizeof(r->msg), "%s", iso_last_error());
+		close(out[0]);
+		close(err[0]);
+		return;
+	}
+	r->uid = iso_guest_uid(g);
+	snprintf(r->notes, sizeof(r->notes), "%s", iso_guest_notes(g));
+	drain(out[0], err[0], r);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	r->outcome = iso_guest_outcome(g);
+	r->code = iso_guest_code(g);
+	r->exit_code = iso_guest_exit_code(g);
+	iso_guest_free(g);
+}
+
+void run_cli(const char *const *args, const char *const *extra_env,
+	     struct run *r)
+{
+	const char *argv[64] = { T_CLI };
+	const char *envp[64];
+	posix_spawn_file_actions_t fa;
+	int out[2], err[2], status;
+	size_t n = 1, e = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	for (; args && *args && n < 63; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	envp[e++] = "LD_LIBRARY_PATH=" T_LIB;
+	envp[e++] = "ISOSPAWN_HELPER=" T_HELPER;
+	for (; extra_env && *extra_env && e < 63; extra_env++)
+		envp[e++] = *extra_env;
+	envp[e] = NULL;
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	ck_assert_int_eq(posix_spawn(&pid, T_CLI, &fa, NULL, (char *const *)argv,
+				     (char *const *)envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	close(err[1]);
+	drain(out[0], err[0], r);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int has_line(const char *text, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (strncmp(p, prefix, len) == 0)
+			return 1;
+	return 0;
+}

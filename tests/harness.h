@@ -1,0 +1,71 @@
+/*
+ * harness.h - shared by the live tests: they run as root only to install
+ * the setuid test helper, then every test drops to an unprivileged caller
+ * before it touches the library, so the privilege boundary is the real one.
+ */
+#ifndef ISO_HARNESS_H
+#define ISO_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "isospawn.h"
+
+#define T_ROOT ISO_TEST_ROOT
+#define T_BIN T_ROOT "/bin"
+#define T_HELPER T_BIN "/isospawn-helper"
+#define T_PROBE T_BIN "/probe"
+#define T_CLI T_BIN "/isospawn"
+#define T_LIB T_ROOT "/lib"
+#define T_SHARED T_ROOT "/shared"   /* may-read/may-write for the caller */
+
+/* Callers named in tests/policy.conf.in. */
+#define T_CALLER 65534u	     /* the main unprivileged caller (nobody) */
+#define T_RESTRICTED 4000001u /* programs and overrides restricted */
+#define T_NORULE 4000002u     /* no rule matches */
+#define T_GROUPED 4000003u    /* matched through supplementary group */
+#define T_GROUP 4000100u
+#define T_UNCONFINED 4000004u /* seccomp none, landlock off (bench) */
+#define T_POOL_FIRST 1900100000u
+#define T_POOL_LAST 1900100999u
+
+/* As root, once per test program: install helper (4755), probe, CLI and
+ * policy under T_ROOT. Exits 77 (automake's skip) when not root. */
+void harness_setup(void);
+
+/* In a forked test: become uid (gid = uid, or group for T_GROUPED) for
+ * good, with ISOSPAWN_HELPER pointing at the test helper. */
+void become(uid_t uid);
+
+struct run {
+	int spawn_rc;	       /* iso_spawn's result */
+	char msg[512];	       /* iso_last_error() when spawn_rc < 0 */
+	enum iso_outcome outcome;
+	int code, exit_code;
+	uid_t uid;
+	char notes[256];
+	char out[65536];       /* the guest's stdout, NUL-terminated */
+	char err[8192];	       /* the guest's stderr */
+};
+
+/* Run argv (argv[0] absolute) on conn with overrides ("NAME=value", may be
+ * NULL) and optional setup of the spec; stdout/stderr captured. */
+typedef void (*spec_hook)(iso_spec *spec, void *arg);
+void run_guest(iso_conn *conn, const char *const *argv,
+	       const char *const *overrides, spec_hook hook, void *arg,
+	       struct run *r);
+
+/* Open a connection and fail the test with the library's message if it
+ * cannot be opened. */
+iso_conn *open_conn(void);
+
+/* Run the CLI with args (NULL-terminated, without argv[0]); captures output
+ * into r->out / r->err and its exit code into r->exit_code. extra_env may
+ * add caller environment ("NAME=value"; NULL-terminated or NULL). */
+void run_cli(const char *const *args, const char *const *extra_env,
+	     struct run *r);
+
+/* Does the text contain a line starting with prefix? */
+int has_line(const char *text, const char *prefix);
+
+#endif /* ISO_HARNESS_H */

@@ -1,0 +1,506 @@
+/*
+ * live_core.c - the core guarantees, through the real setuid helper, as an
+ * unprivileged caller: the environment is synthesized, the guest runs under
+ * a pool uid, only the caller's chosen fds cross, the helper survives a
+ * hostile start, and the CLI's exit codes are as documented.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "wire.h"
+
+static const char *const allowed_names[] = { ISO_FORWARDED_NAMES, "PATH" };
+
+static int name_allowed(const char *entry, const char *const *extra)
+{
+	size_t len = strcspn(entry, "=");
+
+	for (size_t i = 0; i < sizeof(allowed_names) / sizeof(*allowed_names); i++)
+		if (strlen(allowed_names[i]) == len && strncmp(entry, allowed_names[i], len) == 0)
+			return 1;
+	for (; extra && *extra; extra++)
+		if (strlen(*extra) == len && strncmp(entry, *extra, len) == 0)
+			return 1;
+	return 0;
+}
+
+static void probe_env(const char *const *overrides, struct run *r)
+{
+	const char *argv[] = { T_PROBE, "env", NULL };
+	iso_conn *c = open_conn();
+
+	run_guest(c, argv, overrides, NULL, NULL, r);
+	iso_close(c);
+	ck_assert_msg(r->spawn_rc == 0, "spawn: %s", r->msg);
+	ck_assert_int_eq(r->exit_code, 0);
+}
+
+START_TEST(live_secret_in_caller_env_is_withheld)
+{
+	struct run r;
+
+	setenv("MY_SECRET_TOKEN", "hunter2-supersecret", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-secret", 1);
+	become(T_CALLER);
+	probe_env(NULL, &r);
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+	ck_assert_ptr_null(strstr(r.out, "MY_SECRET_TOKEN"));
+	ck_assert_ptr_null(strstr(r.out, "wJalrXUtnFEMI"));
+	ck_assert(has_line(r.out, "PATH="));
+}
+END_TEST
+
+START_TEST(live_guest_env_is_subset_of_allow_list_path_and_overrides)
+{
+	const char *overrides[] = { "FOO=bar", "PYTHONSTARTUP=/x.py", NULL };
+	const char *extra[] = { "FOO", "PYTHONSTARTUP", NULL };
+	struct run r;
+
+	setenv("LANG", "C.UTF-8", 1);
+	setenv("PYTHONPATH", "/opt/lib", 1);
+	setenv("HOME", "/home/someone", 1);
+	setenv("SSH_AUTH_SOCK", "/tmp/agent.sock", 1);
+	become(T_CALLER);
+	probe_env(overrides, &r);
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n"))
+		ck_assert_msg(name_allowed(line, extra), "unexpected variable: %.40s", line);
+}
+END_TEST
+
+START_TEST(live_forwarded_names_reach_the_guest)
+{
+	struct run r;
+
+	setenv("LANG", "C.UTF-8", 1);
+	setenv("PYTHONPATH", "/opt/lib", 1);
+	become(T_CALLER);
+	probe_env(NULL, &r);
+	ck_assert(has_line(r.out, "LANG=C.UTF-8\n") || has_line(r.out, "LANG=C.UTF-8"));
+	ck_assert(has_line(r.out, "PYTHONPATH=/opt/lib"));
+}
+END_TEST
+
+START_TEST(live_path_is_the_fixed_value)
+{
+	struct run r;
+
+	setenv("PATH", "/home/evil/bin:/usr/bin", 1);
+	become(T_CALLER);
+	probe_env(NULL, &r);
+	ck_assert(has_line(r.out, "PATH=" ISO_GUEST_PATH "\n"));
+}
+END_TEST
+
+START_TEST(live_override_reaches_guest_and_wins)
+{
+	const char *overrides[] = { "LANG=C.UTF-8", "FOO=bar", NULL };
+	struct run r;
+
+	setenv("LANG", "fr_FR.UTF-8", 1);
+	become(T_CALLER);
+	probe_env(overrides, &r);
+	ck_assert(has_line(r.out, "LANG=C.UTF-8\n"));
+	ck_assert(!has_line(r.out, "LANG=fr_FR"));
+	ck_assert(has_line(r.out, "FOO=bar\n"));
+}
+END_TEST
+
+START_TEST(live_refused_override_fails_whole_spawn_naming_it)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	const char *overrides[] = { "FOO=ok", "LD_PRELOAD=/tmp/evil.so", NULL };
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, overrides, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "LD_PRELOAD") != NULL, "message: %s", r.msg);
+	ck_assert_ptr_null(strstr(r.msg, "/tmp/evil.so"));
+}
+END_TEST
+
+START_TEST(live_guest_runs_under_a_pool_uid_not_the_callers)
+{
+	const char *argv[] = { T_PROBE, "ids", NULL };
+	unsigned ruid, euid, suid, rgid, egid, sgid, ngroups = 99, nnp = 0;
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(sscanf(r.out, "uid=%u,%u,%u gid=%u,%u,%u groups=%u nnp=%u",
+			     &ruid, &euid, &suid, &rgid, &egid, &sgid, &ngroups, &nnp) == 8,
+		      "probe said: %s", r.out);
+	ck_assert_uint_ge(ruid, T_POOL_FIRST);
+	ck_assert_uint_le(ruid, T_POOL_LAST);
+	ck_assert_uint_ne(ruid, T_CALLER);
+	ck_assert(ruid == euid && euid == suid && rgid == ruid && egid == ruid && sgid == ruid);
+	ck_assert_uint_eq(ngroups, 0);
+	ck_assert_uint_eq(nnp, 1);
+	ck_assert_uint_eq(r.uid, ruid);
+}
+END_TEST
+
+START_TEST(live_guest_cannot_read_callers_proc_environ)
+{
+	char pid[16];
+	const char *argv[] = { T_PROBE, "environ", pid, NULL };
+	struct run r;
+	iso_conn *c;
+
+	setenv("MY_SECRET_TOKEN", "hunter2-supersecret", 1);
+	become(T_CALLER);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	c = open_conn();
+	run_guest(c, argv, NULL, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.exit_code, 1);
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+}
+END_TEST
+
+START_TEST(live_inherited_fd_without_cloexec_does_not_reach_guest)
+{
+	const char *argv[] = { T_PROBE, "fds", NULL };
+	struct run r;
+	iso_conn *c;
+	int leak;
+
+	become(T_CALLER);
+	leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
+	ck_assert_int_ge(leak, 0);
+	ck_assert_int_eq(dup2(leak, 9), 9);
+	c = open_conn();
+	run_guest(c, argv, NULL, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(strcmp(r.out, "0 1 2\n") == 0, "guest fds: %s", r.out);
+}
+END_TEST
+
+/* Start the helper by hand: fd 3 = our socket end, chosen argv and envp.
+ * Returns the pid; *sock is our end. */
+static pid_t start_helper_raw(char *const argv[], char *const envp[],
+			      int close_stdio, int *sock)
+{
+	posix_spawn_file_actions_t fa;
+	int sv[2];
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+	if (close_stdio)
+		for (int fd = 0; fd < 3; fd++)
+			posix_spawn_file_actions_addclose(&fa, fd);
+	ck_assert_int_eq(posix_spawn(&pid, T_HELPER, &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(sv[1]);
+	*sock = sv[0];
+	return pid;
+}
+
+static void read_msg(int sock, struct iso_wire_msg *m, uint8_t *buf)
+{
+	char why[256];
+	ssize_t len = recv(sock, buf, ISO_WIRE_MAX, 0);
+
+	ck_assert_msg(len > 0, "helper sent nothing (%zd)", len);
+	ck_assert_msg(iso_wire_decode(buf, (size_t)len, m, why, sizeof(why)) == 0, "%s", why);
+}
+
+START_TEST(live_helper_refuses_argc_zero)
+{
+	char *argv[] = { NULL };
+	char *envp[] = { NULL };
+	int sock, status;
+	pid_t pid;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 0, &sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 1);
+	close(sock);
+}
+END_TEST
+
+/* A hostile environment for the setuid helper: loader variables and a
+ * secret. The helper must serve normally, load nothing, pass nothing on. */
+START_TEST(live_helper_ignores_hostile_environment)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { "LD_PRELOAD=" T_ROOT "/lib/evil.so",
+			 "GCONV_PATH=" T_ROOT "/lib", "MALLOC_CHECK_=3",
+			 "LD_LIBRARY_PATH=" T_ROOT "/lib", "MY_SECRET_TOKEN=hunter2", NULL };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int sock, status;
+	pid_t pid;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 0, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
+	ck_assert_msg(m.u.hello.err == 0, "refused: %s", m.u.hello.message);
+
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_SPAWN;
+	m.id = 1;
+	m.u.spawn.program = T_PROBE;
+	m.u.spawn.argv[0] = T_PROBE;
+	m.u.spawn.argv[1] = "env";
+	m.u.spawn.argc = 2;
+	long len = iso_wire_encode(&m, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+	read_msg(sock, &m, buf);
+	ck_assert_msg(m.type == ISO_MSG_SPAWNED, "type %d", m.type);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+	ck_assert_int_eq(m.u.exited.outcome, ISO_OUTCOME_EXITED);
+	close(sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* evil.so's constructor would have created this as root. */
+	ck_assert_int_eq(access(T_ROOT "/evil-ran", F_OK), -1);
+}
+END_TEST
+
+START_TEST(live_helper_works_with_closed_stdio)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int sock, status;
+	pid_t pid;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 1, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
+	ck_assert_int_eq(m.u.hello.err, 0);
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_SPAWN;
+	m.id = 7;
+	m.u.spawn.program = T_PROBE;
+	m.u.spawn.argv[0] = T_PROBE;
+	m.u.spawn.argv[1] = "fds";
+	m.u.spawn.argc = 2;
+	long len = iso_wire_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+	ck_assert_int_eq(m.id, 7);
+	ck_assert_int_eq(m.u.exited.outcome, ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(m.u.exited.code, 0);
+	close(sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+START_TEST(live_helper_refuses_non_socket_fd3)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	posix_spawn_file_actions_t fa;
+	int status;
+	pid_t pid;
+
+	become(T_CALLER);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 3, "/dev/null", O_RDWR, 0);
+	ck_assert_int_eq(posix_spawn(&pid, T_HELPER, &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+END_TEST
+
+START_TEST(live_caller_without_rule_is_refused_with_reason)
+{
+	iso_conn *c = NULL;
+	int rc;
+
+	become(T_NORULE);
+	rc = iso_open(&c);
+	ck_assert_int_eq(rc, -EACCES);
+	ck_assert_ptr_null(c);
+	ck_assert_msg(strstr(iso_last_error(), "no rule") != NULL, "%s", iso_last_error());
+}
+END_TEST
+
+START_TEST(live_group_rule_matches_supplementary_group)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	struct run r;
+	iso_conn *c;
+
+	become(T_GROUPED);
+	c = open_conn();
+	run_guest(c, argv, NULL, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "%s", r.msg);
+	ck_assert_uint_ge(r.uid, 1900100610u);
+	ck_assert_uint_le(r.uid, 1900100619u);
+}
+END_TEST
+
+START_TEST(live_restricted_rule_limits_programs_and_overrides)
+{
+	const char *other[] = { "/bin/true", NULL };
+	const char *probe[] = { T_PROBE, "env", NULL };
+	const char *foo[] = { "FOO=1", NULL };
+	const char *bar[] = { "BAR=1", NULL };
+	struct run r;
+	iso_conn *c;
+
+	setenv("PYTHONPATH", "/opt/evil", 1);
+	setenv("LANG", "C.UTF-8", 1);
+	become(T_RESTRICTED);
+	c = open_conn();
+	run_guest(c, other, NULL, NULL, NULL, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "/bin/true") != NULL, "%s", r.msg);
+	run_guest(c, probe, bar, NULL, NULL, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "BAR") != NULL, "%s", r.msg);
+	run_guest(c, probe, foo, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "%s", r.msg);
+	ck_assert(has_line(r.out, "FOO=1"));
+	ck_assert(has_line(r.out, "LANG=C.UTF-8"));
+	/* The rule forwards LANG only: PYTHONPATH cannot inject code. */
+	ck_assert(!has_line(r.out, "PYTHONPATH="));
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_cli_env_reaches_guest_and_secret_does_not)
+{
+	const char *args[] = { "--env", "FOO=from-cli", "--env", "LANG=C.UTF-8", "--",
+			       T_PROBE, "env", NULL };
+	const char *env[] = { "MY_SECRET_TOKEN=hunter2-supersecret", "LANG=de_DE.UTF-8", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run_cli(args, env, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert(has_line(r.out, "FOO=from-cli\n"));
+	ck_assert(has_line(r.out, "LANG=C.UTF-8\n"));
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+}
+END_TEST
+
+START_TEST(live_cli_exit_codes_follow_env_and_timeout)
+{
+	const char *exit3[] = { T_PROBE, "exit", "3", NULL };
+	const char *kill9[] = { T_PROBE, "kill-self", "9", NULL };
+	const char *kill15[] = { T_PROBE, "kill-self", "15", NULL };
+	const char *missing[] = { T_ROOT "/bin/no-such-program", NULL };
+	const char *bare_missing[] = { "no-such-program-anywhere", NULL };
+	const char *notexec[] = { T_ROOT "/not-executable", NULL };
+	const char *refused[] = { "--env", "LD_PRELOAD=/x.so", T_PROBE, "exit", "0", NULL };
+	const char *bare[] = { "true", NULL };
+	struct run r;
+	int fd;
+
+	fd = open(T_ROOT "/not-executable", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "data\n", 5), 5);
+	close(fd);
+	become(T_CALLER);
+	run_cli(exit3, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 3);
+	run_cli(kill9, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 128 + 9);
+	run_cli(kill15, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 128 + 15);
+	run_cli(missing, NULL, &r);
+	ck_assert_msg(r.exit_code == 127, "exit %d: %s", r.exit_code, r.err);
+	run_cli(bare_missing, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 127);
+	ck_assert_msg(strncmp(r.err, "isospawn: ", 10) == 0, "%s", r.err);
+	run_cli(notexec, NULL, &r);
+	ck_assert_msg(r.exit_code == 126, "exit %d: %s", r.exit_code, r.err);
+	run_cli(refused, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 125);
+	ck_assert_msg(strstr(r.err, "LD_PRELOAD") != NULL, "%s", r.err);
+	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	run_cli(bare, NULL, &r); /* resolved on the fixed guest PATH */
+	ck_assert_int_eq(r.exit_code, 0);
+}
+END_TEST
+
+static Suite *core_suite(void)
+{
+	Suite *s = suite_create("live_core");
+	TCase *env = tcase_create("environment");
+	TCase *ids = tcase_create("identity");
+	TCase *helper = tcase_create("hostile_start");
+	TCase *cli = tcase_create("cli");
+
+	tcase_add_test(env, live_secret_in_caller_env_is_withheld);
+	tcase_add_test(env, live_guest_env_is_subset_of_allow_list_path_and_overrides);
+	tcase_add_test(env, live_forwarded_names_reach_the_guest);
+	tcase_add_test(env, live_path_is_the_fixed_value);
+	tcase_add_test(env, live_override_reaches_guest_and_wins);
+	tcase_add_test(env, live_refused_override_fails_whole_spawn_naming_it);
+	tcase_add_test(ids, live_guest_runs_under_a_pool_uid_not_the_callers);
+	tcase_add_test(ids, live_guest_cannot_read_callers_proc_environ);
+	tcase_add_test(ids, live_inherited_fd_without_cloexec_does_not_reach_guest);
+	tcase_add_test(ids, live_caller_without_rule_is_refused_with_reason);
+	tcase_add_test(ids, live_group_rule_matches_supplementary_group);
+	tcase_add_test(ids, live_restricted_rule_limits_programs_and_overrides);
+	tcase_add_test(helper, live_helper_refuses_argc_zero);
+	tcase_add_test(helper, live_helper_ignores_hostile_environment);
+	tcase_add_test(helper, live_helper_works_with_closed_stdio);
+	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
+	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
+	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
+	tcase_set_timeout(env, 60);
+	tcase_set_timeout(ids, 60);
+	tcase_set_timeout(helper, 60);
+	tcase_set_timeout(cli, 60);
+	suite_add_tcase(s, env);
+	suite_add_tcase(s, ids);
+	suite_add_tcase(s, helper);
+	suite_add_tcase(s, cli);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	harness_setup();
+	sr = srunner_create(core_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

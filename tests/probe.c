@@ -1,0 +1,602 @@
+/*
+ * probe.c - the guest program of the integration tests.
+ *
+ *   probe COMMAND [ARGS]
+ *
+ * It runs as the guest, under Landlock and seccomp, so it never needs /proc
+ * (except `environ`, whose point is to try). It prints what it sees on
+ * stdout and exits 0 when the attempted action succeeded, 1 when it was
+ * refused (after printing "refused: ERRNONAME", e.g. "refused: EPERM"), 2 on
+ * a usage error. forkbomb and membomb exit 0 only when a limit stopped them,
+ * and 1 when they reached their own cap first.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "isospawn.h"
+
+extern char **environ;
+
+#define FORKBOMB_CAP 4096		   /* processes, if no limit stops us */
+#define MEMBOMB_CHUNK (64ull << 20)	   /* bytes per allocation */
+#define MEMBOMB_CAP (4ull << 30)	   /* bytes, if no limit stops us */
+
+static int refused(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	if (name)
+		printf("refused: %s\n", name);
+	else
+		printf("refused: errno %d\n", err);
+	return 1;
+}
+
+/* The result of a call that returns -1 and sets errno on failure. */
+static int done(long rc, const char *success)
+{
+	if (rc < 0)
+		return refused(errno);
+	puts(success);
+	return 0;
+}
+
+/* Numbers in arguments; -1 (after a message) if malformed. */
+static long long number(const char *text, long long min, long long max)
+{
+	const char *error = NULL;
+	long long value = strtonum(text, min, max, &error);
+
+	if (error) {
+		fprintf(stderr, "probe: %s: %s\n", text, error);
+		return -1;
+	}
+	return value;
+}
+
+static int cmd_env(char **argv)
+{
+	char **entry;
+
+	for (entry = environ; *entry; entry++)
+		puts(*entry);
+	return 0;
+}
+
+static int cmd_ids(char **argv)
+{
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+	int groups = getgroups(0, NULL);
+
+	if (getresuid(&ruid, &euid, &suid) < 0 ||
+	    getresgid(&rgid, &egid, &sgid) < 0 || groups < 0)
+		return refused(errno);
+	printf("uid=%u,%u,%u gid=%u,%u,%u groups=%d nnp=%d seccomp=%d\n", ruid,
+	       euid, suid, rgid, egid, sgid, groups,
+	       prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+	       prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+	return 0;
+}
+
+static int cmd_fds(char **argv)
+{
+	const char *sep = "";
+	int fd;
+
+	for (fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) != -1) {
+			printf("%s%d", sep, fd);
+			sep = " ";
+		}
+	putchar('\n');
+	return 0;
+}
+
+static void print_limit(rlim_t value)
+{
+	if (value == RLIM_INFINITY)
+		fputs(" inf", stdout);
+	else
+		printf(" %llu", (unsigned long long)value);
+}
+
+static int cmd_rlimits(char **argv)
+{
+	static const struct {
+		const char *name;
+		int resource;
+	} limits[] = {
+		{ "cpu", RLIMIT_CPU },	     { "as", RLIMIT_AS },
+		{ "nofile", RLIMIT_NOFILE }, { "nproc", RLIMIT_NPROC },
+		{ "fsize", RLIMIT_FSIZE },   { "stack", RLIMIT_STACK },
+		{ "core", RLIMIT_CORE },     { "memlock", RLIMIT_MEMLOCK },
+	};
+	struct rlimit rl;
+	size_t i;
+
+	for (i = 0; i < sizeof limits / sizeof *limits; i++) {
+		if (getrlimit(limits[i].resource, &rl) < 0)
+			return refused(errno);
+		fputs(limits[i].name, stdout);
+		print_limit(rl.rlim_cur);
+		print_limit(rl.rlim_max);
+		putchar('\n');
+	}
+	return 0;
+}
+
+static int cmd_cwd(char **argv)
+{
+	char path[PATH_MAX];
+
+	if (!getcwd(path, sizeof path))
+		return refused(errno);
+	puts(path);
+	return 0;
+}
+
+static int cmd_read(char **argv)
+{
+	char buf[4096];
+	ssize_t got;
+	int fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return refused(errno);
+	while ((got = read(fd, buf, sizeof buf)) > 0)
+		fwrite(buf, 1, (size_t)got, stdout);
+	if (got < 0)
+		return refused(errno);
+	close(fd);
+	return 0;
+}
+
+static int cmd_write(char **argv)
+{
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return refused(errno);
+	close(fd);
+	printf("wrote %s\n", argv[0]);
+	return 0;
+}
+
+static int cmd_connect(char **argv)
+{
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	struct sockaddr *addr;
+	socklen_t len;
+	long long port = number(argv[1], 1, 65535);
+	int fd;
+
+	if (port < 0)
+		return 2;
+	if (inet_pton(AF_INET, argv[0], &in.sin_addr) == 1) {
+		in.sin_port = htons((uint16_t)port);
+		addr = (struct sockaddr *)&in;
+		len = sizeof in;
+	} else if (inet_pton(AF_INET6, argv[0], &in6.sin6_addr) == 1) {
+		in6.sin6_port = htons((uint16_t)port);
+		addr = (struct sockaddr *)&in6;
+		len = sizeof in6;
+	} else {
+		fprintf(stderr, "probe: %s: not an IP address\n", argv[0]);
+		return 2;
+	}
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return refused(errno);
+	return done(connect(fd, addr, len), "connected");
+}
+
+static int cmd_ptrace_attach(char **argv)
+{
+	long long pid = number(argv[0], 1, INT_MAX);
+
+	if (pid < 0)
+		return 2;
+	if (ptrace(PTRACE_ATTACH, (pid_t)pid, 0, 0) < 0)
+		return refused(errno);
+	/* Let it go again: wait for the attach stop, then detach. */
+	waitpid((pid_t)pid, NULL, __WALL);
+	ptrace(PTRACE_DETACH, (pid_t)pid, 0, 0);
+	puts("attached");
+	return 0;
+}
+
+static long vm_word = 0x15050000;
+
+/* The address defaults to this program's own word: right when the target
+ * is another probe at the same load address. The kernel checks permission
+ * before it touches memory, so EFAULT still means the read was allowed. */
+static int cmd_vmread(char **argv)
+{
+	long long pid = number(argv[0], 1, INT_MAX);
+	long word = 0;
+	struct iovec local = { &word, sizeof word };
+	struct iovec remote = { &vm_word, sizeof word };
+
+	if (pid < 0)
+		return 2;
+	if (argv[1]) {
+		char *end;
+
+		errno = 0;
+		remote.iov_base = (void *)(uintptr_t)strtoull(argv[1], &end,
+							      16);
+		if (errno || *end || end == argv[1]) {
+			fprintf(stderr, "probe: %s: not a hex address\n",
+				argv[1]);
+			return 2;
+		}
+	}
+	if (process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) < 0) {
+		if (errno != EFAULT)
+			return refused(errno);
+		puts("allowed (address not mapped there)");
+		return 0;
+	}
+	printf("read %#lx\n", (unsigned long)word);
+	return 0;
+}
+
+static int cmd_tiocsti(char **argv)
+{
+	char ch = ' ';
+
+	return done(ioctl(0, TIOCSTI, &ch), "injected");
+}
+
+#if defined(__x86_64__)
+#define I386_NR_PTRACE 26		     /* syscall_32.tbl */
+#define X32_NR_PTRACE (0x40000000 + 521) /* syscall_64.tbl, x32 ptrace */
+
+static int cmd_int80_ptrace(char **argv)
+{
+	long ret;
+
+	/* int 0x80 enters the 32-bit system call table from 64-bit code. */
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(I386_NR_PTRACE), "b"(PTRACE_TRACEME), "c"(0),
+			   "d"(0)
+			 : "memory", "r8", "r9", "r10", "r11");
+	printf("ret=%d\n", (int)ret);
+	if ((int)ret < 0)
+		return refused(-(int)ret);
+	puts("traced");
+	return 0;
+}
+
+static int cmd_x32_ptrace(char **argv)
+{
+	return done(syscall(X32_NR_PTRACE, PTRACE_TRACEME, 0, 0, 0), "traced");
+}
+#else
+static int cmd_int80_ptrace(char **argv)
+{
+	fputs("probe: int80-ptrace is x86_64 only\n", stderr);
+	return 2;
+}
+
+static int cmd_x32_ptrace(char **argv)
+{
+	fputs("probe: x32-ptrace is x86_64 only\n", stderr);
+	return 2;
+}
+#endif
+
+static int cmd_unshare_user(char **argv)
+{
+	return done(unshare(CLONE_NEWUSER), "unshared");
+}
+
+static int cmd_clone_newns(char **argv)
+{
+	long pid = syscall(SYS_clone, CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	return done(pid, "cloned");
+}
+
+static int cmd_forkbomb(char **argv)
+{
+	pid_t *pids = NULL;
+	size_t count = 0, i;
+	int err = 0;
+
+	fflush(stdout);
+	while (count < FORKBOMB_CAP) {
+		pid_t *grown = reallocarray(pids, count + 1, sizeof *pids);
+		pid_t pid;
+
+		if (!grown) {
+			err = ENOMEM;
+			break;
+		}
+		pids = grown;
+		pid = fork();
+		if (pid == 0)
+			for (;;)
+				pause();
+		if (pid < 0) {
+			err = errno;
+			break;
+		}
+		pids[count++] = pid;
+	}
+	for (i = 0; i < count; i++)
+		kill(pids[i], SIGKILL);
+	for (i = 0; i < count; i++)
+		waitpid(pids[i], NULL, 0);
+	free(pids);
+	if (!err) {
+		printf("forks=%zu limit=none\n", count);
+		return 1;
+	}
+	printf("forks=%zu errno=%s\n", count, strerrorname_np(err));
+	return err == EAGAIN ? 0 : 1;
+}
+
+static int cmd_membomb(char **argv)
+{
+	unsigned long long total = 0, off;
+
+	while (total < MEMBOMB_CAP) {
+		/* Never freed: the point is to hold it. */
+		char *chunk = malloc(MEMBOMB_CHUNK);
+
+		if (!chunk) {
+			printf("bytes=%llu\n", total);
+			return 0;
+		}
+		for (off = 0; off < MEMBOMB_CHUNK; off += 4096)
+			chunk[off] = 1;
+		total += MEMBOMB_CHUNK;
+	}
+	printf("bytes=%llu limit=none\n", total);
+	return 1;
+}
+
+static int cmd_cpuloop(char **argv)
+{
+	volatile unsigned long spins = 0;
+
+	for (;;)
+		spins++;
+	return 0;
+}
+
+static int cmd_sleep(char **argv)
+{
+	long long seconds = number(argv[0], 0, INT_MAX);
+	unsigned left;
+
+	if (seconds < 0)
+		return 2;
+	for (left = (unsigned)seconds; left > 0;)
+		left = sleep(left);
+	return 0;
+}
+
+static int cmd_exit(char **argv)
+{
+	long long code = number(argv[0], 0, 255);
+
+	return code < 0 ? 2 : (int)code;
+}
+
+static int cmd_kill_self(char **argv)
+{
+	long long sig = number(argv[0], 1, SIGRTMAX);
+
+	if (sig < 0)
+		return 2;
+	signal((int)sig, SIG_DFL);
+	fflush(stdout);
+	if (raise((int)sig) != 0)
+		return refused(errno);
+	printf("survived signal %lld\n", sig);
+	return 1;
+}
+
+static int cmd_environ(char **argv)
+{
+	char path[64], buf[4096];
+	long long pid = number(argv[0], 1, INT_MAX);
+	ssize_t got, i;
+	int fd;
+
+	if (pid < 0)
+		return 2;
+	snprintf(path, sizeof path, "/proc/%lld/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return refused(errno);
+	while ((got = read(fd, buf, sizeof buf)) > 0) {
+		for (i = 0; i < got; i++)
+			putchar(buf[i] ? buf[i] : '\n');
+	}
+	if (got < 0)
+		return refused(errno);
+	close(fd);
+	return 0;
+}
+
+static int cmd_setuid0(char **argv)
+{
+	if (setuid(0) == 0) {
+		puts("setuid(0) succeeded");
+		return 0;
+	}
+	return done(setresuid(0, 0, 0), "setresuid(0, 0, 0) succeeded");
+}
+
+static int cmd_grandchild(char **argv)
+{
+	long long seconds = number(argv[0], 0, INT_MAX);
+	pid_t pid;
+
+	if (seconds < 0)
+		return 2;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return refused(errno);
+	if (pid == 0) {
+		unsigned left = (unsigned)seconds;
+
+		/* Outlive the parent without holding the caller's pipes. */
+		close(0);
+		close(1);
+		close(2);
+		while (left > 0)
+			left = sleep(left);
+		_exit(0);
+	}
+	printf("%d\n", (int)pid);
+	return 0;
+}
+
+/* recv() returns 0 both for an empty message and at the end, so an empty
+ * message ends the echo too. */
+static int cmd_echo(char **argv)
+{
+	static char buf[ISO_MESSAGE_MAX];
+	ssize_t got;
+
+	for (;;) {
+		got = recv(3, buf, sizeof buf, MSG_TRUNC);
+		if (got == 0)
+			return 0;
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return refused(errno);
+		if ((size_t)got > sizeof buf)
+			return refused(EMSGSIZE);
+		if (send(3, buf, (size_t)got, MSG_NOSIGNAL) != got)
+			return refused(errno);
+	}
+}
+
+static int cmd_tmpdir(char **argv)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd;
+
+	if (!dir) {
+		puts("TMPDIR unset");
+		return refused(ENOENT);
+	}
+	printf("TMPDIR=%s\n", dir);
+	if ((size_t)snprintf(path, sizeof path, "%s/probe-tmpdir", dir) >=
+	    sizeof path)
+		return refused(ENAMETOOLONG);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return refused(errno);
+	close(fd);
+	printf("wrote %s\n", path);
+	return 0;
+}
+
+static int cmd_signal(char **argv)
+{
+	long long pid = number(argv[0], 1, INT_MAX);
+	long long sig = number(argv[1], 0, SIGRTMAX);
+
+	if (pid < 0 || sig < 0)
+		return 2;
+	return done(kill((pid_t)pid, (int)sig), "sent");
+}
+
+static const struct command {
+	const char *name;
+	int min_args, max_args;
+	int (*run)(char **argv);
+	const char *args;
+} commands[] = {
+	{ "env", 0, 0, cmd_env, "" },
+	{ "ids", 0, 0, cmd_ids, "" },
+	{ "fds", 0, 0, cmd_fds, "" },
+	{ "rlimits", 0, 0, cmd_rlimits, "" },
+	{ "cwd", 0, 0, cmd_cwd, "" },
+	{ "read", 1, 1, cmd_read, " PATH" },
+	{ "write", 1, 1, cmd_write, " PATH" },
+	{ "connect", 2, 2, cmd_connect, " IP PORT" },
+	{ "ptrace-attach", 1, 1, cmd_ptrace_attach, " PID" },
+	{ "vmread", 1, 2, cmd_vmread, " PID [HEXADDR]" },
+	{ "tiocsti", 0, 0, cmd_tiocsti, "" },
+	{ "int80-ptrace", 0, 0, cmd_int80_ptrace, "" },
+	{ "x32-ptrace", 0, 0, cmd_x32_ptrace, "" },
+	{ "unshare-user", 0, 0, cmd_unshare_user, "" },
+	{ "clone-newns", 0, 0, cmd_clone_newns, "" },
+	{ "forkbomb", 0, 0, cmd_forkbomb, "" },
+	{ "membomb", 0, 0, cmd_membomb, "" },
+	{ "cpuloop", 0, 0, cmd_cpuloop, "" },
+	{ "sleep", 1, 1, cmd_sleep, " SECONDS" },
+	{ "exit", 1, 1, cmd_exit, " N" },
+	{ "kill-self", 1, 1, cmd_kill_self, " SIGNUM" },
+	{ "environ", 1, 1, cmd_environ, " PID" },
+	{ "setuid0", 0, 0, cmd_setuid0, "" },
+	{ "grandchild", 1, 1, cmd_grandchild, " SECONDS" },
+	{ "echo", 0, 0, cmd_echo, "" },
+	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
+	{ "signal", 2, 2, cmd_signal, " PID SIG" },
+};
+
+static int usage(void)
+{
+	size_t i;
+
+	fputs("usage: probe COMMAND [ARGS]\ncommands:\n", stderr);
+	for (i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(stderr, "  %s%s\n", commands[i].name, commands[i].args);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+	int nargs = argc - 2;
+
+	if (argc < 2)
+		return usage();
+	for (i = 0; i < sizeof commands / sizeof *commands; i++) {
+		if (strcmp(argv[1], commands[i].name) != 0)
+			continue;
+		if (nargs < commands[i].min_args ||
+		    nargs > commands[i].max_args)
+			return usage();
+		return commands[i].run(argv + 2);
+	}
+	return usage();
+}

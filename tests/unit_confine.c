@@ -1,0 +1,1235 @@
+/*
+ * unit_confine.c - seccomp, Landlock and rlimits, exercised directly.
+ *
+ * Every mechanism is applied in a child forked by the test, which then
+ * tries the forbidden (or allowed) action and exits with the errno it saw
+ * (0 = the action succeeded). The Landlock, loopback and some rlimit tests
+ * need root to drop to nobody or make a network namespace; without root, or
+ * on a kernel without Landlock, they say SKIP on stderr and pass.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+
+#include "confine.h"
+
+#define SETUP_FAILED 200 /* the child could not confine itself */
+#define NOBODY 65534
+
+static int skip(const char *test, const char *reason)
+{
+	fprintf(stderr, "SKIP %s: %s\n", test, reason);
+	return 1;
+}
+
+static int wait_child(pid_t pid)
+{
+	int status;
+
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static int exit_code(int status)
+{
+	ck_assert_msg(WIFEXITED(status), "child died of signal %d",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	ck_assert_msg(WEXITSTATUS(status) != SETUP_FAILED,
+		      "child could not confine itself");
+	return WEXITSTATUS(status);
+}
+
+/* The errno of a call that returns -1 on failure, 0 if it succeeded. */
+static int outcome(long rc)
+{
+	return rc < 0 ? errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* landlock_decide                                                      */
+
+START_TEST(landlock_decide_table)
+{
+	static const struct {
+		enum iso_landlock_mode mode;
+		int min_abi, abi, result, degraded;
+	} rows[] = {
+		{ ISO_LANDLOCK_REQUIRED, 0, 0, -ENOSYS, 0 },
+		{ ISO_LANDLOCK_REQUIRED, 1, 0, -ENOSYS, 0 },
+		{ ISO_LANDLOCK_REQUIRED, 4, 3, -ENOSYS, 0 },
+		{ ISO_LANDLOCK_REQUIRED, 4, 4, 1, 0 },
+		{ ISO_LANDLOCK_REQUIRED, 0, 1, 1, 0 },
+		{ ISO_LANDLOCK_OPTIONAL, 0, 0, 0, 1 },
+		{ ISO_LANDLOCK_OPTIONAL, 6, 5, 0, 1 },
+		{ ISO_LANDLOCK_OPTIONAL, 6, 7, 1, 0 },
+		{ ISO_LANDLOCK_OFF, 0, 0, 0, 0 },
+		{ ISO_LANDLOCK_OFF, 3, 7, 0, 0 },
+		{ ISO_LANDLOCK_OFF, 7, 1, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+		int degraded = -1;
+
+		ck_assert_int_eq(landlock_decide(rows[i].mode, rows[i].min_abi,
+						 rows[i].abi, &degraded),
+				 rows[i].result);
+		ck_assert_int_eq(degraded, rows[i].degraded);
+	}
+}
+END_TEST
+
+START_TEST(landlock_decide_every_abi_and_minimum)
+{
+	int mode, min_abi, abi;
+
+	for (mode = ISO_LANDLOCK_REQUIRED; mode <= ISO_LANDLOCK_OFF; mode++)
+		for (min_abi = 0; min_abi <= 7; min_abi++)
+			for (abi = 0; abi <= 7; abi++) {
+				int lacking = abi == 0 || abi < min_abi;
+				int degraded = -1, want, want_degraded = 0;
+
+				if (mode == ISO_LANDLOCK_OFF)
+					want = 0;
+				else if (!lacking)
+					want = 1;
+				else if (mode == ISO_LANDLOCK_OPTIONAL)
+					want = 0, want_degraded = 1;
+				else
+					want = -ENOSYS;
+				ck_assert_int_eq(landlock_decide(mode, min_abi,
+								 abi,
+								 &degraded),
+						 want);
+				ck_assert_int_eq(degraded, want_degraded);
+			}
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* confine_prepare                                                      */
+
+static struct iso_rule make_rule(enum iso_seccomp_profile profile,
+				 enum iso_landlock_mode landlock)
+{
+	struct iso_rule rule;
+
+	memset(&rule, 0, sizeof rule);
+	rule.line = 7;
+	rule.network_default = ISO_NETWORK_HOST;
+	rule.seccomp = profile;
+	rule.seccomp_action = ISO_SECCOMP_ERRNO;
+	rule.landlock = landlock;
+	return rule;
+}
+
+static void prepare(const struct iso_rule *rule, struct iso_confine *c)
+{
+	char why[256] = "";
+
+	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0,
+		      "confine_prepare: %s", why);
+}
+
+START_TEST(prepare_landlock_required_beyond_kernel_refused)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
+					 ISO_LANDLOCK_REQUIRED);
+	struct iso_confine c;
+	char why[256] = "";
+
+	rule.landlock_min_abi = 99;
+	ck_assert_int_eq(confine_prepare(&rule, &c, why, sizeof why), -ENOSYS);
+	ck_assert_msg(strstr(why, "landlock") && strstr(why, "line 7"), "%s",
+		      why);
+}
+END_TEST
+
+START_TEST(prepare_landlock_optional_beyond_kernel_noted)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
+					 ISO_LANDLOCK_OPTIONAL);
+	struct iso_confine c;
+
+	rule.landlock_min_abi = 99;
+	prepare(&rule, &c);
+	ck_assert_int_eq(c.landlock_on, 0);
+	ck_assert_msg(strstr(c.notes, "running without it"), "%s", c.notes);
+	confine_release(&c);
+}
+END_TEST
+
+START_TEST(prepare_landlock_off_not_noted)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
+	struct iso_confine c;
+
+	prepare(&rule, &c);
+	ck_assert_int_eq(c.landlock_on, 0);
+	ck_assert_str_eq(c.notes, "");
+	ck_assert_int_eq(c.landlock_abi, landlock_abi_version());
+	confine_release(&c);
+}
+END_TEST
+
+START_TEST(prepare_seccomp_none_has_no_filter)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
+	struct iso_confine c;
+	char why[256] = "";
+
+	prepare(&rule, &c);
+	ck_assert_ptr_null(c.bpf);
+	ck_assert_uint_eq(c.compile_count, 0);
+	ck_assert_int_eq(confine_apply_seccomp(&c, why, sizeof why), 0);
+	confine_release(&c);
+}
+END_TEST
+
+START_TEST(prepare_unknown_syscall_name_refused)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_DEFAULT, ISO_LANDLOCK_OFF);
+	char *deny[] = { "getppid", "no_such_syscall_xyz", NULL };
+	struct iso_confine c;
+	char why[256] = "";
+
+	rule.seccomp_deny = deny;
+	ck_assert_int_eq(confine_prepare(&rule, &c, why, sizeof why), -EINVAL);
+	ck_assert_msg(strstr(why, "no_such_syscall_xyz"), "%s", why);
+	confine_release(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* seccomp, in forked children                                          */
+
+/* Fork; the child sets no_new_privs, loads c's filter and exits with what
+ * fn returns. Returns the wait status. */
+static int run_filtered(const struct iso_confine *c, int (*fn)(void))
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char why[256] = "";
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    confine_apply_seccomp(c, why, sizeof why) < 0) {
+			fprintf(stderr, "seccomp: %s\n", why);
+			_exit(SETUP_FAILED);
+		}
+		_exit(fn());
+	}
+	return wait_child(pid);
+}
+
+/* Prepare `profile` with `action` and run fn under it. */
+static int filtered(enum iso_seccomp_profile profile,
+		    enum iso_seccomp_action action, char **deny,
+		    int (*fn)(void))
+{
+	struct iso_rule rule = make_rule(profile, ISO_LANDLOCK_OFF);
+	struct iso_confine c;
+	int status;
+
+	rule.seccomp_action = action;
+	rule.seccomp_deny = deny;
+	prepare(&rule, &c);
+	status = run_filtered(&c, fn);
+	confine_release(&c);
+	return status;
+}
+
+static int default_filter(int (*fn)(void))
+{
+	return exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO,
+				  NULL, fn));
+}
+
+static int try_keyctl(void)
+{
+	return outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID,
+			       KEY_SPEC_SESSION_KEYRING, 0));
+}
+
+START_TEST(prepare_compiles_once)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_DEFAULT, ISO_LANDLOCK_OFF);
+	struct iso_confine c;
+	int i;
+
+	prepare(&rule, &c);
+	ck_assert_uint_eq(c.compile_count, 1);
+	ck_assert_ptr_nonnull(c.bpf);
+	ck_assert_uint_gt(c.bpf_len, 0);
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char why[256] = "";
+
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			    confine_apply_seccomp(&c, why, sizeof why) < 0)
+				_exit(SETUP_FAILED);
+			_exit(c.compile_count == 1 && try_keyctl() == EPERM
+				      ? 0
+				      : 1);
+		}
+		ck_assert_int_eq(exit_code(wait_child(pid)), 0);
+	}
+	ck_assert_uint_eq(c.compile_count, 1);
+	confine_release(&c);
+}
+END_TEST
+
+/* A process to aim at: blocks until killed. */
+static pid_t sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void end_sleeper(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int try_ptrace_attach(void)
+{
+	pid_t target = sleeper();
+	int err = outcome(ptrace(PTRACE_ATTACH, target, 0, 0));
+
+	end_sleeper(target);
+	return err;
+}
+
+static long vm_target_word = 0x1505;
+
+static int try_process_vm_readv(void)
+{
+	pid_t target = sleeper();
+	long word = 0;
+	struct iovec local = { &word, sizeof word };
+	struct iovec remote = { &vm_target_word, sizeof word };
+	int err = outcome(process_vm_readv(target, &local, 1, &remote, 1, 0));
+
+	end_sleeper(target);
+	return err;
+}
+
+static int try_unshare_user(void)
+{
+	return outcome(unshare(CLONE_NEWUSER));
+}
+
+static int try_clone3(void)
+{
+	struct clone_args args;
+	long pid;
+
+	memset(&args, 0, sizeof args);
+	args.exit_signal = SIGCHLD;
+	pid = syscall(SYS_clone3, &args, sizeof args);
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	return outcome(pid);
+}
+
+static int try_clone_newns(void)
+{
+	long pid = syscall(SYS_clone, CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	return outcome(pid);
+}
+
+/* A pseudo-terminal's slave, as a guest's stdin could be. */
+static int open_pty_slave(void)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		_exit(SETUP_FAILED);
+	return open(ptsname(master), O_RDWR | O_NOCTTY);
+}
+
+static int try_tiocsti(void)
+{
+	int fd = open_pty_slave();
+	char ch = 'x';
+
+	if (fd < 0)
+		return SETUP_FAILED;
+	return outcome(ioctl(fd, TIOCSTI, &ch));
+}
+
+/* The kernel reads the request as 32 bits: high bits must not bypass. */
+static int try_tiocsti_high_bits(void)
+{
+	int fd = open_pty_slave();
+	char ch = 'x';
+
+	if (fd < 0)
+		return SETUP_FAILED;
+	return outcome(syscall(SYS_ioctl, fd,
+			       (unsigned long)TIOCSTI | (1ul << 32), &ch));
+}
+
+#if defined(__x86_64__)
+#define I386_NR_PTRACE 26		     /* arch/x86/.../syscall_32.tbl */
+#define X32_NR_PTRACE (0x40000000 + 521) /* syscall_64.tbl: x32 ptrace */
+
+static int try_int80_ptrace(void)
+{
+	long ret;
+
+	/* int 0x80 enters the kernel's 32-bit table even from 64-bit code. */
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(I386_NR_PTRACE), "b"(PTRACE_TRACEME), "c"(0),
+			   "d"(0)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return (int)ret == -EPERM ? EPERM : (int)ret < 0 ? -(int)ret : 0;
+}
+
+static int try_x32_ptrace(void)
+{
+	return outcome(syscall(X32_NR_PTRACE, PTRACE_TRACEME, 0, 0, 0));
+}
+#endif
+
+static int marker;
+
+static void *thread_main(void *arg)
+{
+	return arg;
+}
+
+static int try_fork_and_thread(void)
+{
+	pthread_t thread;
+	void *result = NULL;
+	int status, rc;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(7);
+	if (pid < 0)
+		return errno;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 7)
+		return EIO;
+	rc = pthread_create(&thread, NULL, thread_main, &marker);
+	if (rc != 0)
+		return rc;
+	pthread_join(thread, &result);
+	return result == &marker ? 0 : EIO;
+}
+
+/* What the spawn path does after loading the filter. */
+static int try_exec_path(void)
+{
+	char *const argv[] = { "true", NULL };
+	char *const envp[] = { NULL };
+	int fd = open("/bin/true", O_PATH | O_CLOEXEC);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || null < 0 || dup2(null, 0) < 0 ||
+	    dup3(null, 1, 0) < 0 || fcntl(null, F_GETFD) < 0 ||
+	    close(null) < 0 || syscall(SYS_close_range, 3, ~0u, 0x4 /* CLOEXEC */) < 0)
+		return errno;
+	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	return errno;
+}
+
+static int try_getppid(void)
+{
+	return outcome(syscall(SYS_getppid));
+}
+
+/* personality: only PER_LINUX and the query. */
+static int try_refused_personalities(void)
+{
+	static const unsigned long refused[] = {
+		READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, PER_LINUX32, 1,
+		0x80400000ul, 0xfffffffeul, 0x7ffffffful,
+		0x100400000ul, /* the kernel sees READ_IMPLIES_EXEC */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof refused / sizeof *refused; i++)
+		if (syscall(SYS_personality, refused[i]) != -1 ||
+		    errno != EPERM)
+			return 100 + (int)i;
+	return 0;
+}
+
+static int try_allowed_personalities(void)
+{
+	if (syscall(SYS_personality, 0xfffffffful) < 0 ||
+	    syscall(SYS_personality, PER_LINUX) < 0)
+		return errno;
+	return 0;
+}
+
+static int try_netlink_socket(void)
+{
+	return outcome(socket(AF_NETLINK, SOCK_RAW, 0));
+}
+
+static int try_packet_socket(void)
+{
+	return outcome(socket(AF_PACKET, SOCK_RAW, 0));
+}
+
+static int try_unix_and_inet_sockets(void)
+{
+	if (socket(AF_UNIX, SOCK_STREAM, 0) < 0 ||
+	    socket(AF_INET, SOCK_STREAM, 0) < 0 ||
+	    socket(AF_INET6, SOCK_DGRAM, 0) < 0)
+		return errno;
+	return 0;
+}
+
+START_TEST(default_refuses_ptrace_attach)
+{
+	ck_assert_int_eq(default_filter(try_ptrace_attach), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_process_vm_readv)
+{
+	ck_assert_int_eq(default_filter(try_process_vm_readv), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_unshare_user)
+{
+	ck_assert_int_eq(default_filter(try_unshare_user), EPERM);
+}
+END_TEST
+
+START_TEST(default_clone3_is_enosys)
+{
+	ck_assert_int_eq(default_filter(try_clone3), ENOSYS);
+}
+END_TEST
+
+START_TEST(default_refuses_clone_newns)
+{
+	ck_assert_int_eq(default_filter(try_clone_newns), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_tiocsti)
+{
+	ck_assert_int_eq(default_filter(try_tiocsti), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_tiocsti_with_high_bits)
+{
+	ck_assert_int_eq(default_filter(try_tiocsti_high_bits), EPERM);
+}
+END_TEST
+
+#if defined(__x86_64__)
+START_TEST(default_refuses_int80_ptrace)
+{
+	ck_assert_int_eq(default_filter(try_int80_ptrace), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_x32_ptrace)
+{
+	ck_assert_int_eq(default_filter(try_x32_ptrace), EPERM);
+}
+END_TEST
+#endif
+
+START_TEST(default_refuses_keyctl)
+{
+	ck_assert_int_eq(default_filter(try_keyctl), EPERM);
+}
+END_TEST
+
+START_TEST(default_refuses_other_personalities)
+{
+	ck_assert_int_eq(default_filter(try_refused_personalities), 0);
+}
+END_TEST
+
+START_TEST(default_allows_personality_query_and_linux)
+{
+	ck_assert_int_eq(default_filter(try_allowed_personalities), 0);
+}
+END_TEST
+
+START_TEST(default_allows_fork_and_thread)
+{
+	ck_assert_int_eq(default_filter(try_fork_and_thread), 0);
+}
+END_TEST
+
+START_TEST(default_allows_spawn_exec_path)
+{
+	ck_assert_int_eq(default_filter(try_exec_path), 0);
+}
+END_TEST
+
+START_TEST(kill_action_kills_with_sigsys)
+{
+	int status = filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL,
+			      try_keyctl);
+
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
+		      "status 0x%x", status);
+}
+END_TEST
+
+START_TEST(kill_action_keeps_threads)
+{
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT,
+					    ISO_SECCOMP_KILL, NULL,
+					    try_fork_and_thread)),
+			 0);
+}
+END_TEST
+
+START_TEST(rule_deny_list_refused)
+{
+	char *deny[] = { "getppid", NULL };
+
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT,
+					    ISO_SECCOMP_ERRNO, deny,
+					    try_getppid)),
+			 EPERM);
+}
+END_TEST
+
+START_TEST(strict_refuses_netlink_socket)
+{
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
+					    ISO_SECCOMP_ERRNO, NULL,
+					    try_netlink_socket)),
+			 EPERM);
+}
+END_TEST
+
+START_TEST(strict_refuses_packet_socket)
+{
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
+					    ISO_SECCOMP_ERRNO, NULL,
+					    try_packet_socket)),
+			 EPERM);
+}
+END_TEST
+
+START_TEST(strict_allows_unix_and_inet_sockets)
+{
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
+					    ISO_SECCOMP_ERRNO, NULL,
+					    try_unix_and_inet_sockets)),
+			 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Landlock, as nobody                                                  */
+
+static char home_dir[64], home_file[96], home_link[96];
+static char scratch[64], tmp_target[96];
+
+/* Unchecked fixture: runs in the runner, so a failed test cannot leave
+ * the directories behind. */
+static void landlock_setup(void)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	strlcpy(home_dir, "/home/isospawn-unit-XXXXXX", sizeof home_dir);
+	strlcpy(scratch, "/tmp/isospawn-scratch-XXXXXX", sizeof scratch);
+	if (!mkdtemp(home_dir) || !mkdtemp(scratch))
+		abort();
+	snprintf(home_file, sizeof home_file, "%s/readable", home_dir);
+	snprintf(home_link, sizeof home_link, "%s/link", home_dir);
+	snprintf(tmp_target, sizeof tmp_target, "/tmp/isospawn-unit-%d",
+		 (int)getpid());
+	fd = open(home_file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	/* Only Landlock stands between nobody and these. */
+	if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) < 0 ||
+	    chmod(home_dir, 0755) < 0 || fchmodat(AT_FDCWD, home_file, 0644, 0) < 0 ||
+	    symlink("/usr", home_link) < 0 ||
+	    chown(scratch, NOBODY, NOBODY) < 0 || chmod(scratch, 0700) < 0)
+		abort();
+}
+
+static void landlock_teardown(void)
+{
+	char path[128];
+
+	if (geteuid() != 0)
+		return;
+	snprintf(path, sizeof path, "%s/out", scratch);
+	unlink(path);
+	rmdir(scratch);
+	unlink(home_link);
+	unlink(home_file);
+	rmdir(home_dir);
+	unlink(tmp_target);
+}
+
+static int landlock_skipped(const char *test, int min_abi)
+{
+	int abi = landlock_abi_version();
+
+	if (geteuid() != 0)
+		return skip(test, "needs root to become nobody");
+	if (abi == 0)
+		return skip(test, "the kernel has no Landlock");
+	if (abi < min_abi)
+		return skip(test, "the kernel's Landlock ABI is too old");
+	return 0;
+}
+
+/* What a guest child is like when Landlock is applied: nobody, no groups,
+ * no_new_privs, in its scratch directory. */
+static void become_guest(void)
+{
+	gid_t gid = NOBODY;
+	uid_t uid = NOBODY;
+
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(scratch) < 0)
+		_exit(SETUP_FAILED);
+}
+
+/* Returns confine_apply_landlock()'s result (printing why on failure). */
+static int apply_landlock(const struct iso_plan *plan)
+{
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
+					 ISO_LANDLOCK_REQUIRED);
+	struct iso_confine c;
+	char why[256] = "";
+	int program_fd = open("/usr/bin/true", O_PATH | O_CLOEXEC);
+	int rc = confine_prepare(&rule, &c, why, sizeof why);
+
+	if (rc == 0 && program_fd >= 0)
+		rc = confine_apply_landlock(&c, plan, scratch, program_fd, why,
+					    sizeof why);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", why);
+	return program_fd < 0 ? -EBADF : rc;
+}
+
+/* Fork a guest child confined by `plan`; it exits with what fn returns. */
+static int run_landlocked(const struct iso_plan *plan, int (*fn)(void))
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		become_guest();
+		if (apply_landlock(plan) < 0)
+			_exit(SETUP_FAILED);
+		_exit(fn());
+	}
+	return exit_code(wait_child(pid));
+}
+
+static struct iso_plan make_plan(void)
+{
+	struct iso_plan plan;
+
+	memset(&plan, 0, sizeof plan);
+	return plan;
+}
+
+static int try_read_home_file(void)
+{
+	return outcome(open(home_file, O_RDONLY));
+}
+
+static int try_read_usr_bin_true(void)
+{
+	char buf[4];
+	int fd = open("/usr/bin/true", O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof buf) != sizeof buf)
+		return errno;
+	return 0;
+}
+
+static int try_write_scratch(void)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/out", scratch);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return errno;
+	return 0;
+}
+
+static int try_write_tmp(void)
+{
+	return outcome(open(tmp_target, O_WRONLY | O_CREAT | O_EXCL, 0600));
+}
+
+static int try_write_dev_null(void)
+{
+	int fd = open("/dev/null", O_WRONLY | O_TRUNC);
+
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return errno;
+	return 0;
+}
+
+START_TEST(landlock_refuses_read_beneath_home)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_refuses_read_beneath_home", 1))
+		return;
+	ck_assert_int_eq(run_landlocked(&plan, try_read_home_file), EACCES);
+}
+END_TEST
+
+START_TEST(landlock_allows_read_usr_bin_true)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_allows_read_usr_bin_true", 1))
+		return;
+	ck_assert_int_eq(run_landlocked(&plan, try_read_usr_bin_true), 0);
+}
+END_TEST
+
+START_TEST(landlock_allows_write_in_scratch)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_allows_write_in_scratch", 1))
+		return;
+	ck_assert_int_eq(run_landlocked(&plan, try_write_scratch), 0);
+}
+END_TEST
+
+START_TEST(landlock_refuses_write_in_tmp)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_refuses_write_in_tmp", 1))
+		return;
+	ck_assert_int_eq(run_landlocked(&plan, try_write_tmp), EACCES);
+}
+END_TEST
+
+START_TEST(landlock_allows_write_dev_null)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_allows_write_dev_null", 1))
+		return;
+	ck_assert_int_eq(run_landlocked(&plan, try_write_dev_null), 0);
+}
+END_TEST
+
+START_TEST(landlock_grants_requested_read_path)
+{
+	const char *read_paths[] = { home_dir, NULL };
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_grants_requested_read_path", 1))
+		return;
+	plan.read_paths = read_paths;
+	ck_assert_int_eq(run_landlocked(&plan, try_read_home_file), 0);
+}
+END_TEST
+
+/* The child applies Landlock itself and exits with -rc. */
+static int apply_error_as_guest(const struct iso_plan *plan)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		become_guest();
+		_exit(-apply_landlock(plan));
+	}
+	return exit_code(wait_child(pid));
+}
+
+START_TEST(landlock_missing_requested_path_is_error)
+{
+	const char *read_paths[] = { "/nonexistent/isospawn-unit", NULL };
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_missing_requested_path_is_error", 1))
+		return;
+	plan.read_paths = read_paths;
+	ck_assert_int_eq(apply_error_as_guest(&plan), ENOENT);
+}
+END_TEST
+
+START_TEST(landlock_symlinked_requested_path_is_error)
+{
+	const char *write_paths[] = { home_link, NULL };
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_symlinked_requested_path_is_error", 1))
+		return;
+	plan.write_paths = write_paths;
+	ck_assert_int_eq(apply_error_as_guest(&plan), ELOOP);
+}
+END_TEST
+
+static struct sockaddr_in listener_addr;
+
+static int try_connect_listener(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return errno;
+	return outcome(connect(fd, (struct sockaddr *)&listener_addr,
+			       sizeof listener_addr));
+}
+
+/* A listener on 127.0.0.1, port chosen by the kernel. */
+static int listen_loopback(void)
+{
+	socklen_t len = sizeof listener_addr;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&listener_addr, 0, sizeof listener_addr);
+	listener_addr.sin_family = AF_INET;
+	listener_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&listener_addr, len), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&listener_addr,
+				     &len),
+			 0);
+	return fd;
+}
+
+START_TEST(landlock_network_none_refuses_tcp_connect)
+{
+	struct iso_plan plan = make_plan();
+	int fd;
+
+	if (landlock_skipped("landlock_network_none_refuses_tcp_connect", 4))
+		return;
+	fd = listen_loopback();
+	plan.network_none = 1;
+	ck_assert_int_eq(run_landlocked(&plan, try_connect_listener), EACCES);
+	close(fd);
+}
+END_TEST
+
+START_TEST(landlock_network_host_allows_tcp_connect)
+{
+	struct iso_plan plan = make_plan();
+	int fd;
+
+	if (landlock_skipped("landlock_network_host_allows_tcp_connect", 4))
+		return;
+	fd = listen_loopback();
+	ck_assert_int_eq(run_landlocked(&plan, try_connect_listener), 0);
+	close(fd);
+}
+END_TEST
+
+/* The sleeper is forked before Landlock applies, so it is outside the
+ * guest's domain although it has the guest's uid. */
+START_TEST(landlock_scope_refuses_signal_outside_domain)
+{
+	struct iso_plan plan = make_plan();
+	pid_t pid;
+
+	if (landlock_skipped("landlock_scope_refuses_signal_outside_domain",
+			     6))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		pid_t target;
+		int err;
+
+		become_guest();
+		target = sleeper();
+		if (apply_landlock(&plan) < 0)
+			_exit(SETUP_FAILED);
+		err = outcome(kill(target, SIGTERM));
+		/* The sleeper is reparented and killed by nobody: make
+		 * it exit with us. */
+		_exit(err);
+	}
+	ck_assert_int_eq(exit_code(wait_child(pid)), EPERM);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* rlimits and loopback                                                 */
+
+static const struct iso_plan *rlimit_plan;
+
+static const int limit_resources[ISO_LIMIT_COUNT] = {
+	[ISO_LIMIT_CPU] = RLIMIT_CPU,	    [ISO_LIMIT_AS] = RLIMIT_AS,
+	[ISO_LIMIT_NOFILE] = RLIMIT_NOFILE, [ISO_LIMIT_NPROC] = RLIMIT_NPROC,
+	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,   [ISO_LIMIT_STACK] = RLIMIT_STACK,
+};
+
+static int check_limit(int resource, rlim_t want)
+{
+	struct rlimit rl;
+
+	return getrlimit(resource, &rl) == 0 && rl.rlim_cur == want &&
+	       rl.rlim_max == want;
+}
+
+static int try_rlimits(void)
+{
+	char why[256] = "";
+	int i;
+
+	if (confine_apply_rlimits(rlimit_plan, why, sizeof why) < 0) {
+		fprintf(stderr, "%s\n", why);
+		return SETUP_FAILED;
+	}
+	for (i = 0; i < ISO_LIMIT_COUNT; i++) {
+		uint64_t v = rlimit_plan->limits[i];
+
+		if (!check_limit(limit_resources[i],
+				 v == UINT64_MAX ? RLIM_INFINITY : (rlim_t)v))
+			return 10 + i;
+	}
+	return check_limit(RLIMIT_CORE, 0) ? 0 : 20;
+}
+
+static int run_rlimits(const struct iso_plan *plan)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		rlimit_plan = plan;
+		_exit(try_rlimits());
+	}
+	return exit_code(wait_child(pid));
+}
+
+START_TEST(rlimits_set_soft_and_hard_and_no_core)
+{
+	struct iso_plan plan = make_plan();
+
+	plan.limits[ISO_LIMIT_CPU] = 100;
+	plan.limits[ISO_LIMIT_AS] = 1ull << 30;
+	plan.limits[ISO_LIMIT_NOFILE] = 64;
+	plan.limits[ISO_LIMIT_NPROC] = 512;
+	plan.limits[ISO_LIMIT_FSIZE] = 1 << 20;
+	plan.limits[ISO_LIMIT_STACK] = 8 << 20;
+	ck_assert_int_eq(run_rlimits(&plan), 0);
+}
+END_TEST
+
+START_TEST(rlimits_uint64_max_is_infinity)
+{
+	struct iso_plan plan = make_plan();
+	struct rlimit rl;
+	int i, infinite = 0;
+
+	/* Raising a hard limit needs CAP_SYS_RESOURCE, which even root may
+	 * lack: ask for infinity where it already is, else the current. */
+	for (i = 0; i < ISO_LIMIT_COUNT; i++) {
+		ck_assert_int_eq(getrlimit(limit_resources[i], &rl), 0);
+		infinite += rl.rlim_max == RLIM_INFINITY;
+		plan.limits[i] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX
+							      : rl.rlim_max;
+	}
+	if (!infinite) {
+		skip("rlimits_uint64_max_is_infinity",
+		     "no hard limit is infinite here");
+		return;
+	}
+	ck_assert_int_eq(run_rlimits(&plan), 0);
+}
+END_TEST
+
+START_TEST(rlimits_failure_names_the_limit)
+{
+	struct iso_plan plan = make_plan();
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < ISO_LIMIT_COUNT; i++)
+		plan.limits[i] = 1 << 20;
+	plan.limits[ISO_LIMIT_NOFILE] = 64;
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit low = { 32, 32 };
+		char why[256] = "";
+		int rc;
+
+		/* Unprivileged, a hard limit cannot be raised again. */
+		if (setrlimit(RLIMIT_NOFILE, &low) < 0 ||
+		    (geteuid() == 0 &&
+		     (setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		      setresuid(NOBODY, NOBODY, NOBODY) < 0)))
+			_exit(SETUP_FAILED);
+		rc = confine_apply_rlimits(&plan, why, sizeof why);
+		_exit(rc == -EPERM && strstr(why, "nofile") ? 0 : 1);
+	}
+	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
+}
+END_TEST
+
+START_TEST(loopback_comes_up)
+{
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		skip("loopback_comes_up", "needs root for a network namespace");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct ifreq ifr;
+		char why[256] = "";
+		int fd;
+
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(SETUP_FAILED);
+		if (confine_network_loopback(why, sizeof why) < 0) {
+			fprintf(stderr, "%s\n", why);
+			_exit(1);
+		}
+		memset(&ifr, 0, sizeof ifr);
+		strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		_exit(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
+				      (ifr.ifr_flags & IFF_UP)
+			      ? 0
+			      : 2);
+	}
+	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
+}
+END_TEST
+
+static Suite *confine_suite(void)
+{
+	Suite *s = suite_create("confine");
+	TCase *tc;
+
+	tc = tcase_create("landlock_decide");
+	tcase_add_test(tc, landlock_decide_table);
+	tcase_add_test(tc, landlock_decide_every_abi_and_minimum);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("prepare");
+	tcase_add_test(tc, prepare_landlock_required_beyond_kernel_refused);
+	tcase_add_test(tc, prepare_landlock_optional_beyond_kernel_noted);
+	tcase_add_test(tc, prepare_landlock_off_not_noted);
+	tcase_add_test(tc, prepare_seccomp_none_has_no_filter);
+	tcase_add_test(tc, prepare_unknown_syscall_name_refused);
+	tcase_add_test(tc, prepare_compiles_once);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("seccomp");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, default_refuses_ptrace_attach);
+	tcase_add_test(tc, default_refuses_process_vm_readv);
+	tcase_add_test(tc, default_refuses_unshare_user);
+	tcase_add_test(tc, default_clone3_is_enosys);
+	tcase_add_test(tc, default_refuses_clone_newns);
+	tcase_add_test(tc, default_refuses_tiocsti);
+	tcase_add_test(tc, default_refuses_tiocsti_with_high_bits);
+#if defined(__x86_64__)
+	tcase_add_test(tc, default_refuses_int80_ptrace);
+	tcase_add_test(tc, default_refuses_x32_ptrace);
+#endif
+	tcase_add_test(tc, default_refuses_keyctl);
+	tcase_add_test(tc, default_refuses_other_personalities);
+	tcase_add_test(tc, default_allows_personality_query_and_linux);
+	tcase_add_test(tc, default_allows_fork_and_thread);
+	tcase_add_test(tc, default_allows_spawn_exec_path);
+	tcase_add_test(tc, kill_action_kills_with_sigsys);
+	tcase_add_test(tc, kill_action_keeps_threads);
+	tcase_add_test(tc, rule_deny_list_refused);
+	tcase_add_test(tc, strict_refuses_netlink_socket);
+	tcase_add_test(tc, strict_refuses_packet_socket);
+	tcase_add_test(tc, strict_allows_unix_and_inet_sockets);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("landlock");
+	tcase_set_timeout(tc, 30);
+	tcase_add_unchecked_fixture(tc, landlock_setup, landlock_teardown);
+	tcase_add_test(tc, landlock_refuses_read_beneath_home);
+	tcase_add_test(tc, landlock_allows_read_usr_bin_true);
+	tcase_add_test(tc, landlock_allows_write_in_scratch);
+	tcase_add_test(tc, landlock_refuses_write_in_tmp);
+	tcase_add_test(tc, landlock_allows_write_dev_null);
+	tcase_add_test(tc, landlock_grants_requested_read_path);
+	tcase_add_test(tc, landlock_missing_requested_path_is_error);
+	tcase_add_test(tc, landlock_symlinked_requested_path_is_error);
+	tcase_add_test(tc, landlock_network_none_refuses_tcp_connect);
+	tcase_add_test(tc, landlock_network_host_allows_tcp_connect);
+	tcase_add_test(tc, landlock_scope_refuses_signal_outside_domain);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rlimits");
+	tcase_add_test(tc, rlimits_set_soft_and_hard_and_no_core);
+	tcase_add_test(tc, rlimits_uint64_max_is_infinity);
+	tcase_add_test(tc, rlimits_failure_names_the_limit);
+	tcase_add_test(tc, loopback_comes_up);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(confine_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

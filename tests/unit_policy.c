@@ -1,0 +1,1172 @@
+/*
+ * unit_policy.c - the policy parser, matcher and file checks (helper/policy.c).
+ *
+ * Unprivileged except the "root" case, which builds a small tree under
+ * ROOT_DIR to exercise policy_check_path() and policy_load() and is skipped,
+ * loudly, when not run as root.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy.h"
+
+#define NAME "test.conf"
+#define ROOT_DIR "/var/lib/isospawn-unit-policy"
+#define NOBODY 65534
+
+static char why[1024];
+static struct iso_policy pol;
+
+static int parse_len(const char *text, size_t len)
+{
+	why[0] = '\0';
+	return policy_parse(text, len, NAME, &pol, why, sizeof(why));
+}
+
+static int parse(const char *text)
+{
+	return parse_len(text, strlen(text));
+}
+
+static void accepted(const char *text)
+{
+	int rc = parse(text);
+
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
+}
+
+/* Refused with -EINVAL, the reason containing `reason`, nothing kept. */
+static void refused_len(const char *text, size_t len, const char *reason)
+{
+	int rc = parse_len(text, len);
+
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"",
+		      why, reason);
+	ck_assert_ptr_null(pol.rules);
+	ck_assert_uint_eq(pol.nrules, 0);
+}
+
+static void refused(const char *text, const char *reason)
+{
+	refused_len(text, strlen(text), reason);
+}
+
+static size_t strv_len(char **strv)
+{
+	size_t n = 0;
+
+	while (strv[n] != NULL)
+		n++;
+	return n;
+}
+
+static void teardown_policy(void)
+{
+	policy_free(&pol);
+}
+
+/* ------------------------------------------------------------------ */
+/* Accepted                                                             */
+
+START_TEST(full_rule_with_every_keyword)
+{
+	const struct iso_rule *r;
+
+	accepted("# every keyword once\n"
+		 "rule user:#1000 {\n"
+		 "\tpool 100000-100009\n"
+		 "\tprograms /usr/bin/python3 /bin/sh\n"
+		 "\toverrides FOO BAR LD_PRELOAD\n"
+		 "\tallow-unsafe LD_PRELOAD\n"
+		 "\tforward LANG TMPDIR\n"
+		 "\tlimit cpu 60\n"
+		 "\tlimit as 1G\n"
+		 "\tlimit nofile 64\n"
+		 "\tlimit nproc 32\n"
+		 "\tlimit fsize 10M\n"
+		 "\tlimit stack 512K\n"
+		 "\ttimeout 300 30\n"
+		 "\tnetwork none-only\n"
+		 "\tseccomp strict\n"
+		 "\tseccomp-action kill\n"
+		 "\tseccomp-deny ptrace mount\n"
+		 "\tlandlock optional\n"
+		 "\tlandlock-abi 4\n"
+		 "\tread /opt/data /usr/share/dict\n"
+		 "\twrite /srv/out\n"
+		 "\tmay-read /home\n"
+		 "\tmay-write /var/tmp\n"
+		 "\tscratch keep\n"
+		 "}\n");
+	ck_assert_uint_eq(pol.nrules, 1);
+	r = &pol.rules[0];
+	ck_assert_uint_eq(r->line, 2);
+	ck_assert_int_eq(r->match, ISO_MATCH_USER);
+	ck_assert_uint_eq(r->id, 1000);
+	ck_assert_str_eq(r->match_text, "user:#1000");
+	ck_assert_uint_eq(r->pool_first, 100000);
+	ck_assert_uint_eq(r->pool_last, 100009);
+	ck_assert_int_eq(r->programs_any, 0);
+	ck_assert_uint_eq(strv_len(r->programs), 2);
+	ck_assert_str_eq(r->programs[0], "/usr/bin/python3");
+	ck_assert_str_eq(r->programs[1], "/bin/sh");
+	ck_assert_uint_eq(strv_len(r->overrides), 3);
+	ck_assert_str_eq(r->overrides[2], "LD_PRELOAD");
+	ck_assert_uint_eq(strv_len(r->unsafe_allowed), 1);
+	ck_assert_str_eq(r->unsafe_allowed[0], "LD_PRELOAD");
+	ck_assert_uint_eq(strv_len(r->forward), 2);
+	ck_assert_str_eq(r->forward[0], "LANG");
+	ck_assert_str_eq(r->forward[1], "TMPDIR");
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_CPU], 60);
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_AS], UINT64_C(1) << 30);
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_NOFILE], 64);
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_NPROC], 32);
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_FSIZE], 10 << 20);
+	ck_assert_uint_eq(r->ceiling[ISO_LIMIT_STACK], 512 << 10);
+	ck_assert_uint_eq(r->timeout_max_ms, 300000);
+	ck_assert_uint_eq(r->timeout_default_ms, 30000);
+	ck_assert_int_eq(r->network_default, ISO_NETWORK_NONE);
+	ck_assert_int_eq(r->network_none_only, 1);
+	ck_assert_int_eq(r->seccomp, ISO_SECCOMP_STRICT);
+	ck_assert_int_eq(r->seccomp_action, ISO_SECCOMP_KILL);
+	ck_assert_uint_eq(strv_len(r->seccomp_deny), 2);
+	ck_assert_str_eq(r->seccomp_deny[0], "ptrace");
+	ck_assert_str_eq(r->seccomp_deny[1], "mount");
+	ck_assert_int_eq(r->landlock, ISO_LANDLOCK_OPTIONAL);
+	ck_assert_int_eq(r->landlock_min_abi, 4);
+	ck_assert_uint_eq(strv_len(r->read), 2);
+	ck_assert_str_eq(r->read[1], "/usr/share/dict");
+	ck_assert_uint_eq(strv_len(r->write), 1);
+	ck_assert_str_eq(r->write[0], "/srv/out");
+	ck_assert_uint_eq(strv_len(r->may_read), 1);
+	ck_assert_str_eq(r->may_read[0], "/home");
+	ck_assert_uint_eq(strv_len(r->may_write), 1);
+	ck_assert_str_eq(r->may_write[0], "/var/tmp");
+	ck_assert_int_eq(r->keep_scratch, 1);
+}
+END_TEST
+
+START_TEST(minimal_rule_gets_defaults)
+{
+	const struct iso_rule *r;
+	int i;
+
+	accepted("rule group:#50 {\npool 5000-5000\nprograms any\n}\n");
+	ck_assert_uint_eq(pol.nrules, 1);
+	r = &pol.rules[0];
+	ck_assert_int_eq(r->match, ISO_MATCH_GROUP);
+	ck_assert_uint_eq(r->id, 50);
+	ck_assert_str_eq(r->match_text, "group:#50");
+	ck_assert_uint_eq(r->pool_first, 5000);
+	ck_assert_uint_eq(r->pool_last, 5000);
+	ck_assert_int_eq(r->programs_any, 1);
+	ck_assert_ptr_nonnull(r->programs);
+	ck_assert_uint_eq(strv_len(r->programs), 0);
+	ck_assert_ptr_null(r->overrides);
+	ck_assert_ptr_null(r->unsafe_allowed);
+	ck_assert_ptr_null(r->forward);
+	for (i = 0; i < ISO_LIMIT_COUNT; i++)
+		ck_assert_uint_eq(r->ceiling[i], iso_default_ceiling[i]);
+	ck_assert_uint_eq(r->timeout_max_ms, 0);
+	ck_assert_uint_eq(r->timeout_default_ms, 0);
+	ck_assert_int_eq(r->network_default, ISO_NETWORK_HOST);
+	ck_assert_int_eq(r->network_none_only, 0);
+	ck_assert_int_eq(r->seccomp, ISO_SECCOMP_DEFAULT);
+	ck_assert_int_eq(r->seccomp_action, ISO_SECCOMP_ERRNO);
+	ck_assert_uint_eq(strv_len(r->seccomp_deny), 0);
+	ck_assert_int_eq(r->landlock, ISO_LANDLOCK_REQUIRED);
+	ck_assert_int_eq(r->landlock_min_abi, 1);
+	ck_assert_uint_eq(strv_len(r->read), 0);
+	ck_assert_uint_eq(strv_len(r->write), 0);
+	ck_assert_uint_eq(strv_len(r->may_read), 0);
+	ck_assert_uint_eq(strv_len(r->may_write), 0);
+	ck_assert_int_eq(r->keep_scratch, 0);
+}
+END_TEST
+
+START_TEST(default_ceilings_are_documented_values)
+{
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_CPU], 3600);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_AS], UINT64_C(8) << 30);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_NOFILE], 1024);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_NPROC], 512);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_FSIZE], UINT64_C(4) << 30);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_STACK], 8 << 20);
+}
+END_TEST
+
+START_TEST(numeric_uid_and_gid)
+{
+	accepted("rule user:#0 {\npool 1-1\nprograms any\n}\n"
+		 "rule group:#4294967294 {\npool 2-2\nprograms any\n}\n");
+	ck_assert_uint_eq(pol.nrules, 2);
+	ck_assert_int_eq(pol.rules[0].match, ISO_MATCH_USER);
+	ck_assert_uint_eq(pol.rules[0].id, 0);
+	ck_assert_int_eq(pol.rules[1].match, ISO_MATCH_GROUP);
+	ck_assert_uint_eq(pol.rules[1].id, 4294967294u);
+}
+END_TEST
+
+START_TEST(names_resolved_at_parse_time)
+{
+	accepted("rule user:root {\npool 1-1\nprograms any\n}\n"
+		 "rule group:root {\npool 2-2\nprograms any\n}\n");
+	ck_assert_int_eq(pol.rules[0].match, ISO_MATCH_USER);
+	ck_assert_uint_eq(pol.rules[0].id, 0);
+	ck_assert_str_eq(pol.rules[0].match_text, "user:root");
+	ck_assert_int_eq(pol.rules[1].match, ISO_MATCH_GROUP);
+	ck_assert_uint_eq(pol.rules[1].id, 0);
+}
+END_TEST
+
+START_TEST(byte_suffixes_are_powers_of_1024)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\n"
+		 "limit as 3K\nlimit fsize 5M\nlimit stack 7G\n}\n"
+		 "rule user:#2 {\npool 20-29\nprograms any\n"
+		 "limit as 2T\nlimit fsize 12345\n}\n");
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], 3 * 1024);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_FSIZE],
+			  UINT64_C(5) << 20);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_STACK],
+			  UINT64_C(7) << 30);
+	ck_assert_uint_eq(pol.rules[1].ceiling[ISO_LIMIT_AS],
+			  UINT64_C(2) << 40);
+	ck_assert_uint_eq(pol.rules[1].ceiling[ISO_LIMIT_FSIZE], 12345);
+}
+END_TEST
+
+START_TEST(unlimited_stores_max)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\n"
+		 "limit cpu unlimited\nlimit as unlimited\n"
+		 "limit nofile unlimited\n}\n");
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_CPU], UINT64_MAX);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], UINT64_MAX);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_NOFILE], UINT64_MAX);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_NPROC],
+			  iso_default_ceiling[ISO_LIMIT_NPROC]);
+}
+END_TEST
+
+START_TEST(timeout_without_default_uses_ceiling)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\ntimeout 90\n}\n");
+	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, 90000);
+	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, 90000);
+}
+END_TEST
+
+START_TEST(timeout_zero_max_is_no_ceiling)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\ntimeout 0 45\n}\n");
+	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, 0);
+	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, 45000);
+}
+END_TEST
+
+START_TEST(network_none_is_default_not_only)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\nnetwork none\n}\n");
+	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
+	ck_assert_int_eq(pol.rules[0].network_none_only, 0);
+}
+END_TEST
+
+START_TEST(forward_none_is_empty_list)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\nforward none\n}\n");
+	ck_assert_ptr_nonnull(pol.rules[0].forward);
+	ck_assert_uint_eq(strv_len(pol.rules[0].forward), 0);
+}
+END_TEST
+
+START_TEST(comments_blank_lines_and_tabs_ignored)
+{
+	accepted("\n# a comment\n   \t\n"
+		 "rule user:#7 { # opens\n"
+		 "\t  pool\t70-79   # uids\n"
+		 "\n"
+		 "\tprograms /bin/sh#1 # only a '#' that starts a word\n"
+		 "}\n");
+	ck_assert_uint_eq(pol.rules[0].line, 4);
+	ck_assert_uint_eq(pol.rules[0].pool_first, 70);
+	ck_assert_uint_eq(strv_len(pol.rules[0].programs), 1);
+	ck_assert_str_eq(pol.rules[0].programs[0], "/bin/sh#1");
+}
+END_TEST
+
+START_TEST(empty_file_has_no_rules)
+{
+	accepted("# nobody may spawn\n");
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_ptr_null(policy_match(&pol, 0, 0, NULL, 0));
+}
+END_TEST
+
+START_TEST(last_line_without_newline)
+{
+	accepted("rule user:#1 {\npool 10-19\nprograms any\n}");
+	ck_assert_uint_eq(pol.nrules, 1);
+}
+END_TEST
+
+START_TEST(pool_of_max_size_accepted)
+{
+	accepted("rule user:#1 {\npool 1000-66535\nprograms any\n}\n");
+	ck_assert_uint_eq(pol.rules[0].pool_last - pol.rules[0].pool_first + 1,
+			  ISO_POLICY_POOL_MAX);
+}
+END_TEST
+
+START_TEST(line_of_max_length_accepted)
+{
+	char text[ISO_POLICY_LINE_MAX + 2];
+
+	memset(text, 0, sizeof(text));
+	text[0] = '#';
+	memset(text + 1, 'x', ISO_POLICY_LINE_MAX - 1);
+	accepted(text);
+	ck_assert_uint_eq(pol.nrules, 0);
+}
+END_TEST
+
+START_TEST(file_of_max_size_accepted)
+{
+	char *text = malloc(ISO_POLICY_FILE_MAX + 1);
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, '\n', ISO_POLICY_FILE_MAX);
+	text[ISO_POLICY_FILE_MAX] = '\0';
+	accepted(text);
+	ck_assert_uint_eq(pol.nrules, 0);
+	free(text);
+}
+END_TEST
+
+START_TEST(first_matching_rule_wins)
+{
+	const struct iso_rule *r;
+
+	accepted("rule group:#100 {\npool 10-19\nprograms any\n}\n"
+		 "rule user:#1000 {\npool 20-29\nprograms any\n}\n"
+		 "rule group:#100 {\npool 30-39\nprograms any\n}\n");
+	r = policy_match(&pol, 1000, 100, NULL, 0);
+	ck_assert_ptr_eq(r, &pol.rules[0]);
+	r = policy_match(&pol, 1000, 200, NULL, 0);
+	ck_assert_ptr_eq(r, &pol.rules[1]);
+}
+END_TEST
+
+START_TEST(user_rule_matches_uid_only)
+{
+	const gid_t groups[] = { 500 };
+
+	accepted("rule user:#500 {\npool 10-19\nprograms any\n}\n");
+	ck_assert_ptr_eq(policy_match(&pol, 500, 1, NULL, 0), &pol.rules[0]);
+	ck_assert_ptr_null(policy_match(&pol, 1, 500, groups, 1));
+}
+END_TEST
+
+START_TEST(group_rule_matches_gid)
+{
+	accepted("rule group:#500 {\npool 10-19\nprograms any\n}\n");
+	ck_assert_ptr_eq(policy_match(&pol, 1, 500, NULL, 0), &pol.rules[0]);
+	ck_assert_ptr_null(policy_match(&pol, 500, 1, NULL, 0));
+}
+END_TEST
+
+START_TEST(group_rule_matches_supplementary_group)
+{
+	const gid_t groups[] = { 7, 8, 500 };
+
+	accepted("rule group:#500 {\npool 10-19\nprograms any\n}\n");
+	ck_assert_ptr_eq(policy_match(&pol, 1, 2, groups, 3), &pol.rules[0]);
+	ck_assert_ptr_null(policy_match(&pol, 1, 2, groups, 2));
+}
+END_TEST
+
+START_TEST(no_matching_rule_is_null)
+{
+	const gid_t groups[] = { 3, 4 };
+
+	accepted("rule user:#1000 {\npool 10-19\nprograms any\n}\n"
+		 "rule group:#1000 {\npool 20-29\nprograms any\n}\n");
+	ck_assert_ptr_null(policy_match(&pol, 1, 2, groups, 2));
+}
+END_TEST
+
+/* The default policy installed by "make install", with the group it names
+ * (which may not exist here) replaced by a number. */
+START_TEST(shipped_default_policy_parses)
+{
+	static const char from[] = "group:isospawn", to[] = "group:#12345";
+	char path[4096], *text, *out, *hit, *o;
+	const char *t;
+	size_t len;
+	FILE *f;
+	const struct iso_rule *r;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/etc/isospawn.conf", ISO_SRCDIR);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	text = calloc(1, ISO_POLICY_FILE_MAX + 1);
+	out = calloc(2, ISO_POLICY_FILE_MAX + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(out);
+	len = fread(text, 1, ISO_POLICY_FILE_MAX, f);
+	fclose(f);
+	for (t = text, o = out; (hit = strstr(t, from)) != NULL;
+	     t = hit + strlen(from)) {
+		memcpy(o, t, (size_t)(hit - t));
+		o += hit - t;
+		memcpy(o, to, strlen(to));
+		o += strlen(to);
+	}
+	strcpy(o, t);
+	rc = parse(out);
+	ck_assert_msg(rc == 0, "%s: %s", path, why);
+	ck_assert_uint_gt(len, 0);
+	ck_assert_uint_eq(pol.nrules, 1);
+	r = &pol.rules[0];
+	ck_assert_int_eq(r->match, ISO_MATCH_GROUP);
+	ck_assert_uint_eq(r->id, 12345);
+	ck_assert_uint_eq(r->pool_first, 1900000000u);
+	ck_assert_uint_eq(r->pool_last, 1900009999u);
+	ck_assert_int_eq(r->programs_any, 1);
+	ck_assert_int_eq(r->seccomp, ISO_SECCOMP_DEFAULT);
+	ck_assert_int_eq(r->landlock, ISO_LANDLOCK_REQUIRED);
+	ck_assert_int_eq(r->network_default, ISO_NETWORK_HOST);
+	ck_assert_uint_gt(r->timeout_max_ms, 0);
+	free(text);
+	free(out);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Refused                                                              */
+
+#define RULE_HEAD "rule user:#1 {\npool 10-19\nprograms any\n"
+
+START_TEST(unknown_keyword)
+{
+	refused(RULE_HEAD "frobnicate yes\n}\n",
+		NAME ":4: expected a rule keyword (see isospawn.conf(5)) or "
+		     "'}', got 'frobnicate'");
+}
+END_TEST
+
+START_TEST(duplicate_keyword)
+{
+	refused(RULE_HEAD "pool 20-29\n}\n",
+		NAME ":4: expected each keyword once per rule, got a second "
+		     "'pool' (first at line 2)");
+}
+END_TEST
+
+START_TEST(duplicate_limit)
+{
+	refused(RULE_HEAD "limit cpu 5\nlimit as 1G\nlimit cpu 6\n}\n",
+		NAME ":6: expected each limit once per rule, got a second "
+		     "'limit cpu' (first at line 4)");
+}
+END_TEST
+
+START_TEST(missing_pool)
+{
+	refused("rule user:#1 {\nprograms any\n}\n",
+		NAME ":3: expected 'pool' in the rule opened at line 1");
+}
+END_TEST
+
+START_TEST(missing_programs)
+{
+	refused("rule user:#1 {\npool 10-19\n}\n",
+		NAME ":3: expected 'programs' in the rule opened at line 1");
+}
+END_TEST
+
+START_TEST(pool_containing_uid_0)
+{
+	refused("rule user:#1 {\npool 0-10\n",
+		NAME ":2: expected a pool without uid 0, got '0-10'");
+}
+END_TEST
+
+START_TEST(pool_containing_uid_minus_1)
+{
+	refused("rule user:#1 {\npool 4294967200-4294967295\n",
+		NAME ":2: expected a pool without uid 4294967295, got "
+		     "'4294967200-4294967295'");
+}
+END_TEST
+
+START_TEST(pool_reversed)
+{
+	refused("rule user:#1 {\npool 200-100\n",
+		NAME ":2: expected FIRST <= LAST after 'pool', got '200-100'");
+}
+END_TEST
+
+START_TEST(pool_too_large)
+{
+	refused("rule user:#1 {\npool 1000-66536\n",
+		NAME ":2: expected a pool of at most 65536 uids, got "
+		     "'1000-66536' (65537 uids)");
+}
+END_TEST
+
+START_TEST(pool_malformed)
+{
+	refused("rule user:#1 {\npool 1000+2000\n",
+		NAME ":2: expected FIRST-LAST (two uids from 1 to 4294967294) "
+		     "after 'pool', got '1000+2000'");
+}
+END_TEST
+
+START_TEST(overlapping_pools)
+{
+	refused("rule user:#1 {\npool 1000-1999\nprograms any\n}\n"
+		"rule user:#2 {\npool 1500-2500\nprograms any\n}\n",
+		NAME ":6: expected a pool apart from the pool 1000-1999 of "
+		     "the rule at line 1, got '1500-2500'");
+}
+END_TEST
+
+START_TEST(relative_program_path)
+{
+	refused("rule user:#1 {\npool 10-19\nprograms /bin/sh bin/sh\n",
+		NAME ":3: expected 'any' or absolute normalized paths after "
+		     "'programs', got 'bin/sh'");
+}
+END_TEST
+
+START_TEST(program_any_mixed_with_paths)
+{
+	refused("rule user:#1 {\npool 10-19\nprograms any /bin/sh\n",
+		NAME ":3: expected 'any' alone or absolute normalized paths "
+		     "after 'programs', got both");
+}
+END_TEST
+
+START_TEST(path_with_dotdot)
+{
+	refused(RULE_HEAD "read /opt/../etc\n",
+		NAME ":4: expected absolute normalized paths after 'read', "
+		     "got '/opt/../etc'");
+}
+END_TEST
+
+START_TEST(path_not_normalized)
+{
+	refused(RULE_HEAD "may-write /tmp/\n",
+		NAME ":4: expected absolute normalized paths after "
+		     "'may-write', got '/tmp/'");
+	refused(RULE_HEAD "write /srv//out\n",
+		NAME ":4: expected absolute normalized paths after 'write', "
+		     "got '/srv//out'");
+	refused(RULE_HEAD "may-read /srv/./in\n",
+		NAME ":4: expected absolute normalized paths after "
+		     "'may-read', got '/srv/./in'");
+}
+END_TEST
+
+START_TEST(unknown_user)
+{
+	refused("rule user:isospawn-no-such-user {\n",
+		NAME ":1: expected an existing user, got "
+		     "'isospawn-no-such-user'");
+}
+END_TEST
+
+START_TEST(unknown_group)
+{
+	refused("rule group:isospawn-no-such-group {\n",
+		NAME ":1: expected an existing group, got "
+		     "'isospawn-no-such-group'");
+}
+END_TEST
+
+START_TEST(match_id_minus_1)
+{
+	refused("rule user:#4294967295 {\n",
+		NAME ":1: expected a number from 0 to 4294967294 after '#', "
+		     "got 'user:#4294967295'");
+}
+END_TEST
+
+START_TEST(rule_without_brace)
+{
+	refused("rule user:#1\n",
+		NAME ":1: expected '{' after 'rule user:#1', got end of line");
+	refused("rule user:#1{\n",
+		NAME ":1: expected '{' after 'rule user:#1{', got end of line");
+}
+END_TEST
+
+START_TEST(bad_match_kind)
+{
+	refused("rule uid:1 {\n",
+		NAME ":1: expected user:NAME, user:#UID, group:NAME or "
+		     "group:#GID after 'rule', got 'uid:1'");
+}
+END_TEST
+
+START_TEST(bad_limit_name)
+{
+	refused(RULE_HEAD "limit core 0\n",
+		NAME ":4: expected cpu, as, fsize, stack, nofile or nproc "
+		     "after 'limit', got 'core'");
+}
+END_TEST
+
+START_TEST(limit_not_a_number)
+{
+	refused(RULE_HEAD "limit nofile lots\n",
+		NAME ":4: expected a positive count or 'unlimited' after "
+		     "'limit nofile', got 'lots'");
+}
+END_TEST
+
+START_TEST(limit_suffix_on_a_count)
+{
+	refused(RULE_HEAD "limit cpu 5M\n",
+		NAME ":4: expected a positive number of seconds or "
+		     "'unlimited' after 'limit cpu', got '5M'");
+}
+END_TEST
+
+START_TEST(limit_overflow)
+{
+	refused(RULE_HEAD "limit as 9000000000000G\n",
+		NAME ":4: expected a value of at most 9223372036854775807 "
+		     "bytes after 'limit as', got '9000000000000G'");
+}
+END_TEST
+
+START_TEST(limit_number_out_of_range)
+{
+	refused(RULE_HEAD "limit fsize 99999999999999999999\n",
+		NAME ":4: expected a positive number of bytes (suffix K, M, "
+		     "G or T allowed) or 'unlimited' after 'limit fsize', got "
+		     "'99999999999999999999'");
+}
+END_TEST
+
+START_TEST(forward_name_outside_allow_list)
+{
+	refused(RULE_HEAD "forward LANG HOME\n",
+		NAME ":4: expected 'none' or names from the forwarded list "
+		     "after 'forward', got 'HOME'");
+}
+END_TEST
+
+START_TEST(bad_override_name)
+{
+	refused(RULE_HEAD "overrides GOOD 1BAD\n",
+		NAME ":4: expected 'any' or variable names after "
+		     "'overrides', got '1BAD'");
+}
+END_TEST
+
+START_TEST(override_of_channel_name)
+{
+	refused(RULE_HEAD "overrides ISOSPAWN_CHANNEL_FD\n",
+		NAME ":4: expected 'any' or variable names after "
+		     "'overrides', got 'ISOSPAWN_CHANNEL_FD'");
+}
+END_TEST
+
+START_TEST(allow_unsafe_needs_loader_name)
+{
+	refused(RULE_HEAD "allow-unsafe LD_PRELOAD HOME\n",
+		NAME ":4: expected loader-level variable names (LD_*, "
+		     "MALLOC_*, GCONV_PATH, ...) after 'allow-unsafe', got "
+		     "'HOME'");
+}
+END_TEST
+
+START_TEST(list_word_given_twice)
+{
+	refused(RULE_HEAD "seccomp-deny ptrace ptrace\n",
+		NAME ":4: expected each word once after 'seccomp-deny', got "
+		     "'ptrace' twice");
+}
+END_TEST
+
+START_TEST(bad_syscall_name)
+{
+	refused(RULE_HEAD "seccomp-deny Ptrace\n",
+		NAME ":4: expected system call names ([a-z0-9_], at most 64 "
+		     "bytes) after 'seccomp-deny', got 'Ptrace'");
+}
+END_TEST
+
+START_TEST(timeout_default_above_max)
+{
+	refused(RULE_HEAD "timeout 60 120\n",
+		NAME ":4: expected DEFAULT from 1 to 60 seconds after "
+		     "'timeout 60', got '120'");
+}
+END_TEST
+
+START_TEST(network_bad_value)
+{
+	refused(RULE_HEAD "\n\nnetwork maybe\n",
+		NAME ":6: expected 'host', 'none' or 'none-only' after "
+		     "'network', got 'maybe'");
+}
+END_TEST
+
+START_TEST(keyword_extra_word)
+{
+	refused(RULE_HEAD "scratch keep now\n",
+		NAME ":4: expected end of line after 'scratch keep', got "
+		     "'now'");
+}
+END_TEST
+
+START_TEST(keyword_missing_value)
+{
+	refused(RULE_HEAD "landlock\n",
+		NAME ":4: expected 'required', 'optional' or 'off' after "
+		     "'landlock', got end of line");
+}
+END_TEST
+
+START_TEST(landlock_abi_out_of_range)
+{
+	refused(RULE_HEAD "landlock-abi 8\n",
+		NAME ":4: expected an ABI version from 1 to 7 after "
+		     "'landlock-abi', got '8'");
+}
+END_TEST
+
+START_TEST(unterminated_rule)
+{
+	refused(RULE_HEAD,
+		NAME ":3: expected '}' to close the rule opened at line 1, "
+		     "got end of file");
+}
+END_TEST
+
+START_TEST(nested_rule)
+{
+	refused(RULE_HEAD "rule user:#2 {\n",
+		NAME ":4: expected '}' to close the rule opened at line 1, "
+		     "got 'rule'");
+}
+END_TEST
+
+START_TEST(stray_closing_brace)
+{
+	refused("# nothing open\n}\n", NAME ":2: expected 'rule', got '}'");
+}
+END_TEST
+
+START_TEST(line_too_long)
+{
+	char text[ISO_POLICY_LINE_MAX + 64];
+
+	memset(text, 0, sizeof(text));
+	text[0] = '\n';
+	text[1] = '#';
+	memset(text + 2, 'x', ISO_POLICY_LINE_MAX);
+	refused(text, NAME ":2: expected at most 1024 bytes in a line, got "
+			   "1025");
+}
+END_TEST
+
+START_TEST(too_many_rules)
+{
+	char text[ISO_POLICY_FILE_MAX];
+	size_t used = 0;
+	int i;
+
+	for (i = 0; i <= ISO_POLICY_RULES_MAX; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "rule user:#%d {\npool %d-%d\n"
+					 "programs any\n}\n",
+					 i, 100 + i, 100 + i);
+	refused(text, NAME ":257: expected at most 64 rules, got another");
+}
+END_TEST
+
+START_TEST(too_many_words)
+{
+	char text[2048] = RULE_HEAD "read";
+	int i;
+
+	for (i = 0; i < ISO_POLICY_WORDS_MAX; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 " /p%d", i);
+	refused(text, NAME ":4: expected at most 64 words in a line, got "
+			   "more");
+}
+END_TEST
+
+START_TEST(nul_byte)
+{
+	static const char text[] = "# fine\n# not\0fine\n";
+
+	refused_len(text, sizeof(text) - 1,
+		    NAME ":2: expected text, got a NUL byte");
+}
+END_TEST
+
+START_TEST(control_byte)
+{
+	refused("rule user:#1 {\r\n",
+		NAME ":1: expected printable text, got the byte 0x0d");
+}
+END_TEST
+
+START_TEST(oversized_file)
+{
+	char *text = malloc(ISO_POLICY_FILE_MAX + 2);
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, '\n', ISO_POLICY_FILE_MAX + 1);
+	text[ISO_POLICY_FILE_MAX + 1] = '\0';
+	refused(text, NAME ": expected at most 65536 bytes, got 65537");
+	free(text);
+}
+END_TEST
+
+START_TEST(failure_releases_earlier_rules)
+{
+	refused("rule user:#1 {\npool 10-19\nprograms /bin/sh\nread /a\n}\n"
+		"rule user:#2 {\npool 20-29\nprograms /bin/sh\nwrite /b\n"
+		"bogus\n}\n",
+		NAME ":10: expected a rule keyword");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The file and its directories (root)                                  */
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void remove_tree(void)
+{
+	nftw(ROOT_DIR, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	ck_assert_msg(fd >= 0, "create %s", path);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+static void setup_tree(void)
+{
+	umask(022);
+	remove_tree();
+	ck_assert_int_eq(mkdir(ROOT_DIR, 0755), 0);
+	ck_assert_int_eq(chmod(ROOT_DIR, 0755), 0);
+	write_file(ROOT_DIR "/good.conf",
+		   "rule user:#1 {\npool 10-19\nprograms any\n}\n", 0644);
+}
+
+static void teardown_tree(void)
+{
+	remove_tree();
+	policy_free(&pol);
+}
+
+static int check_path(const char *path)
+{
+	why[0] = '\0';
+	return policy_check_path(path, 0, why, sizeof(why));
+}
+
+static void check_path_refused(const char *path, int code,
+			       const char *reason)
+{
+	int rc = check_path(path);
+
+	ck_assert_int_eq(rc, code);
+	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"",
+		      why, reason);
+}
+
+START_TEST(check_path_good_file)
+{
+	int rc = check_path(ROOT_DIR "/good.conf");
+
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
+}
+END_TEST
+
+START_TEST(check_path_world_writable_file)
+{
+	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0666), 0);
+	check_path_refused(ROOT_DIR "/good.conf", -EPERM,
+			   ROOT_DIR "/good.conf: mode 0666 is writable by "
+				    "others");
+}
+END_TEST
+
+START_TEST(check_path_group_writable_file)
+{
+	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0620), 0);
+	check_path_refused(ROOT_DIR "/good.conf", -EPERM,
+			   ROOT_DIR "/good.conf: mode 0620 is writable by "
+				    "its group");
+}
+END_TEST
+
+START_TEST(check_path_file_of_other_owner)
+{
+	ck_assert_int_eq(chown(ROOT_DIR "/good.conf", NOBODY, 0), 0);
+	check_path_refused(ROOT_DIR "/good.conf", -EPERM,
+			   ROOT_DIR "/good.conf: owned by uid 65534, "
+				    "expected uid 0");
+}
+END_TEST
+
+START_TEST(check_path_writable_ancestor)
+{
+	ck_assert_int_eq(mkdir(ROOT_DIR "/sub", 0755), 0);
+	write_file(ROOT_DIR "/sub/p.conf", "", 0644);
+	ck_assert_int_eq(chmod(ROOT_DIR "/sub", 0777), 0);
+	check_path_refused(ROOT_DIR "/sub/p.conf", -EPERM,
+			   ROOT_DIR "/sub: mode 0777 is writable by others");
+}
+END_TEST
+
+START_TEST(check_path_ancestor_of_other_owner)
+{
+	ck_assert_int_eq(mkdir(ROOT_DIR "/sub", 0755), 0);
+	write_file(ROOT_DIR "/sub/p.conf", "", 0644);
+	ck_assert_int_eq(chown(ROOT_DIR "/sub", NOBODY, 0), 0);
+	check_path_refused(ROOT_DIR "/sub/p.conf", -EPERM,
+			   ROOT_DIR "/sub: owned by uid 65534, expected uid 0");
+}
+END_TEST
+
+START_TEST(check_path_symlink)
+{
+	ck_assert_int_eq(symlink("good.conf", ROOT_DIR "/link.conf"), 0);
+	check_path_refused(ROOT_DIR "/link.conf", -EPERM,
+			   ROOT_DIR "/link.conf: a symbolic link, expected a "
+				    "regular file");
+}
+END_TEST
+
+START_TEST(check_path_symlinked_ancestor)
+{
+	ck_assert_int_eq(mkdir(ROOT_DIR "/real", 0755), 0);
+	write_file(ROOT_DIR "/real/p.conf", "", 0644);
+	ck_assert_int_eq(symlink("real", ROOT_DIR "/alias"), 0);
+	check_path_refused(ROOT_DIR "/alias/p.conf", -EPERM,
+			   ROOT_DIR "/alias: a symbolic link, expected a "
+				    "directory");
+}
+END_TEST
+
+START_TEST(check_path_missing_file)
+{
+	check_path_refused(ROOT_DIR "/absent.conf", -ENOENT,
+			   ROOT_DIR "/absent.conf: ");
+}
+END_TEST
+
+START_TEST(load_good_file)
+{
+	int rc;
+
+	why[0] = '\0';
+	rc = policy_load(ROOT_DIR "/good.conf", &pol, why, sizeof(why));
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
+	ck_assert_uint_eq(pol.nrules, 1);
+	ck_assert_uint_eq(pol.rules[0].pool_first, 10);
+}
+END_TEST
+
+START_TEST(load_refuses_writable_file)
+{
+	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0646), 0);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, why,
+				     sizeof(why)),
+			 -EPERM);
+	ck_assert_ptr_null(pol.rules);
+	ck_assert_uint_eq(pol.nrules, 0);
+}
+END_TEST
+
+START_TEST(load_names_file_in_errors)
+{
+	write_file(ROOT_DIR "/bad.conf", "rule user:#1 {\npool 0-1\n", 0644);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/bad.conf", &pol, why,
+				     sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, ROOT_DIR "/bad.conf:2: expected a pool "
+					   "without uid 0") != NULL,
+		      "got \"%s\"", why);
+}
+END_TEST
+
+START_TEST(load_refuses_oversized_file)
+{
+	char *text = malloc(ISO_POLICY_FILE_MAX + 2);
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, '\n', ISO_POLICY_FILE_MAX + 1);
+	text[ISO_POLICY_FILE_MAX + 1] = '\0';
+	write_file(ROOT_DIR "/big.conf", text, 0644);
+	free(text);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/big.conf", &pol, why,
+				     sizeof(why)),
+			 -EINVAL);
+	ck_assert_msg(strstr(why, ROOT_DIR "/big.conf: expected at most 65536 "
+					   "bytes, got more") != NULL,
+		      "got \"%s\"", why);
+	ck_assert_ptr_null(pol.rules);
+}
+END_TEST
+
+START_TEST(check_path_relative_refused)
+{
+	check_path_refused("etc/isospawn.conf", -EINVAL,
+			   "etc/isospawn.conf: expected an absolute "
+			   "normalized path");
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *ok = tcase_create("accepted");
+	TCase *bad = tcase_create("refused");
+	TCase *root;
+
+	tcase_add_checked_fixture(ok, NULL, teardown_policy);
+	tcase_add_test(ok, full_rule_with_every_keyword);
+	tcase_add_test(ok, minimal_rule_gets_defaults);
+	tcase_add_test(ok, default_ceilings_are_documented_values);
+	tcase_add_test(ok, numeric_uid_and_gid);
+	tcase_add_test(ok, names_resolved_at_parse_time);
+	tcase_add_test(ok, byte_suffixes_are_powers_of_1024);
+	tcase_add_test(ok, unlimited_stores_max);
+	tcase_add_test(ok, timeout_without_default_uses_ceiling);
+	tcase_add_test(ok, timeout_zero_max_is_no_ceiling);
+	tcase_add_test(ok, network_none_is_default_not_only);
+	tcase_add_test(ok, forward_none_is_empty_list);
+	tcase_add_test(ok, comments_blank_lines_and_tabs_ignored);
+	tcase_add_test(ok, empty_file_has_no_rules);
+	tcase_add_test(ok, last_line_without_newline);
+	tcase_add_test(ok, pool_of_max_size_accepted);
+	tcase_add_test(ok, line_of_max_length_accepted);
+	tcase_add_test(ok, file_of_max_size_accepted);
+	tcase_add_test(ok, first_matching_rule_wins);
+	tcase_add_test(ok, user_rule_matches_uid_only);
+	tcase_add_test(ok, group_rule_matches_gid);
+	tcase_add_test(ok, group_rule_matches_supplementary_group);
+	tcase_add_test(ok, no_matching_rule_is_null);
+	tcase_add_test(ok, shipped_default_policy_parses);
+	suite_add_tcase(s, ok);
+
+	tcase_add_checked_fixture(bad, NULL, teardown_policy);
+	tcase_add_test(bad, unknown_keyword);
+	tcase_add_test(bad, duplicate_keyword);
+	tcase_add_test(bad, duplicate_limit);
+	tcase_add_test(bad, missing_pool);
+	tcase_add_test(bad, missing_programs);
+	tcase_add_test(bad, pool_containing_uid_0);
+	tcase_add_test(bad, pool_containing_uid_minus_1);
+	tcase_add_test(bad, pool_reversed);
+	tcase_add_test(bad, pool_too_large);
+	tcase_add_test(bad, pool_malformed);
+	tcase_add_test(bad, overlapping_pools);
+	tcase_add_test(bad, relative_program_path);
+	tcase_add_test(bad, program_any_mixed_with_paths);
+	tcase_add_test(bad, path_with_dotdot);
+	tcase_add_test(bad, path_not_normalized);
+	tcase_add_test(bad, unknown_user);
+	tcase_add_test(bad, unknown_group);
+	tcase_add_test(bad, match_id_minus_1);
+	tcase_add_test(bad, rule_without_brace);
+	tcase_add_test(bad, bad_match_kind);
+	tcase_add_test(bad, bad_limit_name);
+	tcase_add_test(bad, limit_not_a_number);
+	tcase_add_test(bad, limit_suffix_on_a_count);
+	tcase_add_test(bad, limit_overflow);
+	tcase_add_test(bad, limit_number_out_of_range);
+	tcase_add_test(bad, forward_name_outside_allow_list);
+	tcase_add_test(bad, bad_override_name);
+	tcase_add_test(bad, override_of_channel_name);
+	tcase_add_test(bad, allow_unsafe_needs_loader_name);
+	tcase_add_test(bad, list_word_given_twice);
+	tcase_add_test(bad, bad_syscall_name);
+	tcase_add_test(bad, timeout_default_above_max);
+	tcase_add_test(bad, network_bad_value);
+	tcase_add_test(bad, keyword_extra_word);
+	tcase_add_test(bad, keyword_missing_value);
+	tcase_add_test(bad, landlock_abi_out_of_range);
+	tcase_add_test(bad, unterminated_rule);
+	tcase_add_test(bad, nested_rule);
+	tcase_add_test(bad, stray_closing_brace);
+	tcase_add_test(bad, line_too_long);
+	tcase_add_test(bad, too_many_rules);
+	tcase_add_test(bad, too_many_words);
+	tcase_add_test(bad, nul_byte);
+	tcase_add_test(bad, control_byte);
+	tcase_add_test(bad, oversized_file);
+	tcase_add_test(bad, failure_releases_earlier_rules);
+	tcase_add_test(bad, check_path_relative_refused);
+	suite_add_tcase(s, bad);
+
+	if (geteuid() != 0) {
+		printf("SKIP: policy_check_path and policy_load tests need "
+		       "root (they build " ROOT_DIR ")\n");
+		return s;
+	}
+	root = tcase_create("root");
+	tcase_add_checked_fixture(root, setup_tree, teardown_tree);
+	tcase_add_test(root, check_path_good_file);
+	tcase_add_test(root, check_path_world_writable_file);
+	tcase_add_test(root, check_path_group_writable_file);
+	tcase_add_test(root, check_path_file_of_other_owner);
+	tcase_add_test(root, check_path_writable_ancestor);
+	tcase_add_test(root, check_path_ancestor_of_other_owner);
+	tcase_add_test(root, check_path_symlink);
+	tcase_add_test(root, check_path_symlinked_ancestor);
+	tcase_add_test(root, check_path_missing_file);
+	tcase_add_test(root, load_good_file);
+	tcase_add_test(root, load_refuses_writable_file);
+	tcase_add_test(root, load_names_file_in_errors);
+	tcase_add_test(root, load_refuses_oversized_file);
+	suite_add_tcase(s, root);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
