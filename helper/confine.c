@@ -662,10 +662,19 @@ static const struct {
 static int set_limit(int resource, const char *name, uint64_t value,
 		     char *why, size_t n)
 {
-	struct rlimit rl;
+	struct rlimit rl, now;
 
 	rl.rlim_cur = rl.rlim_max =
 		value == UINT64_MAX ? RLIM_INFINITY : (rlim_t)value;
+	/* CPU: the soft limit's SIGXCPU is the one unambiguous sign that the
+	 * limit ended the guest. The kernel counts RLIMIT_CPU in scheduler
+	 * ticks, which the precise time getrusage() reports can trail by a
+	 * fifth under load, so at soft == hard the hard limit's SIGKILL
+	 * could not be told from any other. The hard limit, a second later,
+	 * stops a guest that ignores SIGXCPU; never raised past where it is. */
+	if (resource == RLIMIT_CPU && getrlimit(RLIMIT_CPU, &now) == 0 &&
+	    now.rlim_max > rl.rlim_max)
+		rl.rlim_max++;
 	if (setrlimit(resource, &rl) < 0) {
 		int err = errno;
 

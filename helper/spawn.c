@@ -3,7 +3,7 @@
  *
  *   helper (root) --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
  *   reaper: setsid, [loopback up], drop to the pool uid (verified),
- *           fork --> guest: open program, rlimits, Landlock, seccomp, fds,
+ *           vfork --> guest: open program, rlimits, Landlock, seccomp, fds,
  *                           environment, execveat
  *           reap everything, report the guest's status, exit
  *
@@ -40,11 +40,15 @@
 
 #define ENV_SLOTS (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 8)
 
-struct guest_failure {
+/* Written by the guest child before it gives up. The child is vfork()ed:
+ * it shares the reaper's memory until it execs or exits, so the reaper
+ * reads the failure here without a pipe, and no page tables are copied. */
+static struct {
+	volatile int failed;
 	uint32_t stage;
 	int32_t err;
 	char reason[sizeof(((struct iso_report *)0)->reason)];
-};
+} guest_failure;
 
 static volatile pid_t guest_pid;
 
@@ -56,13 +60,13 @@ static void forward_signal(int sig)
 		(void)kill(guest_pid, sig);
 }
 
-static noreturn void guest_fail(int fd, enum iso_stage stage, int err,
+static noreturn void guest_fail(enum iso_stage stage, int err,
 				const char *reason)
 {
-	struct guest_failure f = { .stage = stage, .err = err };
-
-	snprintf(f.reason, sizeof(f.reason), "%s", reason);
-	(void)!write(fd, &f, sizeof(f));
+	guest_failure.stage = stage;
+	guest_failure.err = err;
+	snprintf(guest_failure.reason, sizeof(guest_failure.reason), "%s", reason);
+	guest_failure.failed = 1;
 	_exit(127);
 }
 
@@ -93,25 +97,26 @@ static int place_fds(const int src[4])
 static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 				const struct iso_plan *plan,
 				const char *scratch, int channel_fd,
-				char *const envp[], int fail_fd)
+				char *const envp[])
 {
 	const struct iso_confine *c = ctx->confine;
 	int src[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], channel_fd };
 	char why[200];
 	struct stat st;
+	sigset_t none;
 	int prog, rc;
 
 	for (int i = 0; i < 3; i++)
 		if (src[i] < 0)
 			src[i] = ctx->devnull;
 	if (chdir(scratch) < 0)
-		guest_fail(fail_fd, ISO_STAGE_CONFINEMENT, errno, "chdir to scratch");
+		guest_fail(ISO_STAGE_CONFINEMENT, errno, "chdir to scratch");
 	/* Opened as the guest: it can run only what its uid may reach. */
 	prog = open(plan->program, O_PATH | O_CLOEXEC);
 	if (prog < 0)
-		guest_fail(fail_fd, ISO_STAGE_EXEC, errno, "open program");
+		guest_fail(ISO_STAGE_EXEC, errno, "open program");
 	if (fstat(prog, &st) < 0 || !S_ISREG(st.st_mode))
-		guest_fail(fail_fd, ISO_STAGE_EXEC, EACCES, "program is not a regular file");
+		guest_fail(ISO_STAGE_EXEC, EACCES, "program is not a regular file");
 
 	/* The fixed order: credentials (done by the reaper), rlimits,
 	 * Landlock, seccomp, fds, environment. */
@@ -119,10 +124,14 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 	    (c->landlock_on &&
 	     (rc = confine_apply_landlock(c, plan, scratch, prog, why, sizeof(why))) < 0) ||
 	    (c->bpf && (rc = confine_apply_seccomp(c, why, sizeof(why))) < 0))
-		guest_fail(fail_fd, ISO_STAGE_CONFINEMENT, -rc, why);
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = place_fds(src)) < 0)
-		guest_fail(fail_fd, ISO_STAGE_CONFINEMENT, -rc, "placing stdio");
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, "placing stdio");
 
+	/* Signals forwarded during the set-up waited, blocked (spawn_guest);
+	 * from here they act as they will on the program. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	syscall(SYS_execveat, prog, "", plan->argv, envp, AT_EMPTY_PATH);
 	if (errno == ENOENT) {
 		/* A #! script is read by its interpreter through
@@ -131,7 +140,7 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 		if (fcntl(prog, F_SETFD, 0) == 0)
 			syscall(SYS_execveat, prog, "", plan->argv, envp, AT_EMPTY_PATH);
 	}
-	guest_fail(fail_fd, ISO_STAGE_EXEC, errno, "execveat");
+	guest_fail(ISO_STAGE_EXEC, errno, "execveat");
 }
 
 static noreturn void reaper_report(int fd, struct iso_report *rep)
@@ -175,19 +184,18 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 				 char *const envp[], int report_fd)
 {
 	struct iso_report rep = { .magic = ISO_REPORT_MAGIC };
-	struct guest_failure fail;
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	char why[200];
-	int execpipe[2], status;
+	int status;
 	pid_t pid;
-	ssize_t got;
-
 	sigset_t none;
 
-	/* The helper blocks the signals it reads through its signalfd; a
-	 * blocked mask would survive into the guest's exec. */
+	/* Every signal stays blocked (spawn_guest) until the guest exists and
+	 * the handlers that forward to it are in place: the kernel drops a
+	 * signal to pid 1 of a namespace that has no handler for it, while a
+	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
+	 * lost. */
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Its own session: no controlling terminal to inject into. */
 	if (setsid() < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
@@ -200,23 +208,16 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 	    poll(&parent, 1, 0) != 0)
 		_exit(1);
-	reaper_signals();
-	if (pipe2(execpipe, O_CLOEXEC) < 0)
-		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "pipe");
-	pid = fork();
+	/* Returns once the guest has exec'd or given up. */
+	pid = vfork();
 	if (pid < 0)
 		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
-	if (pid == 0) {
-		close(execpipe[0]);
-		guest_main(ctx, plan, scratch, channel_fd, envp, execpipe[1]);
-	}
+	if (pid == 0)
+		guest_main(ctx, plan, scratch, channel_fd, envp);
 	guest_pid = pid;
-	close(execpipe[1]);
+	reaper_signals();
+	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	/* EOF: the exec succeeded (the pipe closed on exec). */
-	while ((got = read(execpipe[0], &fail, sizeof(fail))) < 0 && errno == EINTR)
-		;
-	close(execpipe[0]);
 	for (;;) {
 		pid_t w = wait4(-1, &status, 0, NULL);
 		if (w == pid)
@@ -224,12 +225,12 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 		if (w < 0 && errno == ECHILD)
 			reaper_fail(report_fd, ISO_STAGE_EXEC, ECHILD, "guest vanished");
 	}
-	if (got == (ssize_t)sizeof(fail)) {
+	if (guest_failure.failed) {
 		rep.outcome = ISO_OUTCOME_FAILED;
-		rep.code = fail.err;
-		rep.stage = fail.stage;
-		fail.reason[sizeof(fail.reason) - 1] = '\0';
-		memcpy(rep.reason, fail.reason, sizeof(rep.reason));
+		rep.code = guest_failure.err;
+		rep.stage = guest_failure.stage;
+		guest_failure.reason[sizeof(guest_failure.reason) - 1] = '\0';
+		memcpy(rep.reason, guest_failure.reason, sizeof(rep.reason));
 	} else if (WIFSIGNALED(status)) {
 		rep.outcome = ISO_OUTCOME_SIGNALED;
 		rep.code = WTERMSIG(status);
@@ -265,6 +266,7 @@ int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		struct iso_child *child, char *why, size_t n)
 {
 	struct clone_args args = { 0 };
+	sigset_t all, old;
 	const char *envp[ENV_SLOTS];
 	char tmpdir[ISO_WIRE_PATH_MAX + 8];
 	int report[2], pidfd = -1;
@@ -283,12 +285,16 @@ int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		     (plan->network_none ? CLONE_NEWNET : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
+	/* The reaper starts with every signal blocked (see reaper_main). */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0) {
 		close(report[0]);
 		reaper_main(ctx, plan, uid, scratch, channel_fd,
 			    (char *const *)envp, report[1]);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(report[1]);
 	if (pid < 0) {
 		int err = errno;

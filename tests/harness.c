@@ -23,78 +23,6 @@
 
 extern char **environ;
 
-static void die(const char *what)
-{
-	fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
-	exit(99); /* automake: hard error */
-}
-
-static void mkdir_root(const char *path, mode_t mode)
-{
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
-		die(path);
-	if (chown(path, 0, 0) < 0 || chmod(path, mode) < 0)
-		die(path);
-}
-
-/* Copy src to dst atomically (tests run in parallel and may be executing
- * the old copy), owned by root with `mode`. */
-static void install_file(const char *src, const char *dst, mode_t mode)
-{
-	char tmp[512], buf[65536];
-	int in, out;
-	ssize_t got;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dst, (int)getpid());
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
-		die(src);
-	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		die(tmp);
-	while ((got = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)got) != got)
-			die(tmp);
-	if (got < 0)
-		die(src);
-	/* chown before chmod: chown clears the setuid bit. */
-	if (fchown(out, 0, 0) < 0 || fchmod(out, mode) < 0)
-		die(tmp);
-	close(in);
-	close(out);
-	if (rename(tmp, dst) < 0)
-		die(dst);
-}
-
-static void install_policy(void)
-{
-	char src[512], text[16384], *at;
-	size_t len = 0;
-	FILE *f;
-
-	snprintf(src, sizeof(src), "%s/tests/policy.conf.in", ISO_SRCDIR);
-	if (!(f = fopen(src, "r")))
-		die(src);
-	len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = '\0';
-
-	snprintf(src, sizeof(src), "%s/isospawn.conf.tmp.%d", T_ROOT, (int)getpid());
-	if (!(f = fopen(src, "w")))
-		die(src);
-	for (char *p = text; *p;) {
-		if ((at = strstr(p, "@ROOT@")) == NULL) {
-			fputs(p, f);
-			break;
-		}
-		fwrite(p, 1, (size_t)(at - p), f);
-		fputs(T_ROOT, f);
-		p = at + 6;
-	}
-	if (fchmod(fileno(f), 0644) < 0 || fclose(f) != 0)
-		die(src);
-	if (rename(src, T_ROOT "/isospawn.conf") < 0)
-		die("policy");
-}
-
 void harness_setup(void)
 {
 	if (geteuid() != 0) {
@@ -103,17 +31,8 @@ void harness_setup(void)
 		       T_CALLER);
 		exit(77);
 	}
-	umask(022);
-	mkdir_root(T_ROOT, 0755);
-	mkdir_root(T_BIN, 0755);
-	mkdir_root(T_LIB, 0755);
-	mkdir_root(T_SHARED, 0777);
-	install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", T_HELPER, 04755);
-	install_file(ISO_BUILDDIR "/tests/probe", T_PROBE, 0755);
-	install_file(ISO_BUILDDIR "/.libs/isospawn", T_CLI, 0755);
-	install_file(ISO_BUILDDIR "/.libs/libisospawn.so.0", T_LIB "/libisospawn.so.0", 0644);
-	install_file(ISO_BUILDDIR "/tests/.libs/evil.so", T_LIB "/evil.so", 0644);
-	install_policy();
+	test_install();
+	test_install_file(ISO_BUILDDIR "/tests/.libs/evil.so", T_LIB "/evil.so", 0644);
 	/* Check's default of 4 s per test is too short for the bombs. */
 	setenv("CK_DEFAULT_TIMEOUT", "60", 0);
 }

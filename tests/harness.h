@@ -9,25 +9,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "install.h"
 #include "isospawn.h"
-
-#define T_ROOT ISO_TEST_ROOT
-#define T_BIN T_ROOT "/bin"
-#define T_HELPER T_BIN "/isospawn-helper"
-#define T_PROBE T_BIN "/probe"
-#define T_CLI T_BIN "/isospawn"
-#define T_LIB T_ROOT "/lib"
-#define T_SHARED T_ROOT "/shared"   /* may-read/may-write for the caller */
-
-/* Callers named in tests/policy.conf.in. */
-#define T_CALLER 65534u	     /* the main unprivileged caller (nobody) */
-#define T_RESTRICTED 4000001u /* programs and overrides restricted */
-#define T_NORULE 4000002u     /* no rule matches */
-#define T_GROUPED 4000003u    /* matched through supplementary group */
-#define T_GROUP 4000100u
-#define T_UNCONFINED 4000004u /* seccomp none, landlock off (bench) */
-#define T_POOL_FIRST 1900100000u
-#define T_POOL_LAST 1900100999u
 
 /* As root, once per test program: install helper (4755), probe, CLI and
  * policy under T_ROOT. Exits 77 (automake's skip) when not root. */

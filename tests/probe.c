@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "isospawn.h"
@@ -267,6 +268,19 @@ static int cmd_tiocsti(char **argv)
 {
 	char ch = ' ';
 
+	return done(ioctl(0, TIOCSTI, &ch), "injected");
+}
+
+/* What a guest handed the caller's terminal would try first: a session of
+ * its own, that terminal as its controlling one, then TIOCSTI. */
+static int cmd_steal_tty(char **argv)
+{
+	char ch = ' ';
+
+	if (setsid() < 0)
+		return refused(errno);
+	if (ioctl(0, TIOCSCTTY, 0) < 0)
+		return refused(errno);
 	return done(ioctl(0, TIOCSTI, &ch), "injected");
 }
 
@@ -538,6 +552,75 @@ static int cmd_signal(char **argv)
 	return done(kill((pid_t)pid, (int)sig), "sent");
 }
 
+/* A guest that leaves descendants behind: a child and a grandchild sleep
+ * as long as it does. "ready" once all three exist. */
+static int cmd_sleep_family(char **argv)
+{
+	long long seconds = number(argv[0], 0, INT_MAX);
+	unsigned left;
+	int ready[2];
+	char byte;
+	pid_t pid;
+
+	if (seconds < 0)
+		return 2;
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return refused(errno);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return refused(errno);
+	if (pid == 0) {
+		/* The child and the grandchild both run on from here. */
+		if (fork() < 0)
+			_exit(1);
+		close(ready[0]);
+		close(ready[1]);
+		for (left = (unsigned)seconds; left > 0;)
+			left = sleep(left);
+		_exit(0);
+	}
+	/* End of file once both descendants have closed their copies. */
+	close(ready[1]);
+	while (read(ready[0], &byte, 1) > 0)
+		;
+	close(ready[0]);
+	puts("ready");
+	fflush(stdout);
+	for (left = (unsigned)seconds; left > 0;)
+		left = sleep(left);
+	return 0;
+}
+
+/*
+ * Session, process group, and the controlling terminal: the standard fd
+ * that is it (tcgetsid() succeeds only on one's own controlling terminal),
+ * else "none". /dev/tty opens only with a controlling terminal, but
+ * Landlock may refuse it first, so its result is printed as it is.
+ */
+static int cmd_session(char **argv)
+{
+	char name[64];
+	const char *tty = "none", *dev_tty = "opened";
+	int fd;
+
+	for (fd = 0; fd < 3 && strcmp(tty, "none") == 0; fd++) {
+		if (!isatty(fd) || tcgetsid(fd) < 0)
+			continue;
+		if (ttyname_r(fd, name, sizeof name) != 0)
+			snprintf(name, sizeof name, "fd%d", fd);
+		tty = name;
+	}
+	fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		dev_tty = strerrorname_np(errno);
+	else
+		close(fd);
+	printf("sid=%d pgid=%d pid=%d tty=%s dev_tty=%s\n", (int)getsid(0),
+	       (int)getpgrp(), (int)getpid(), tty, dev_tty ? dev_tty : "?");
+	return 0;
+}
+
 static const struct command {
 	const char *name;
 	int min_args, max_args;
@@ -555,6 +638,7 @@ static const struct command {
 	{ "ptrace-attach", 1, 1, cmd_ptrace_attach, " PID" },
 	{ "vmread", 1, 2, cmd_vmread, " PID [HEXADDR]" },
 	{ "tiocsti", 0, 0, cmd_tiocsti, "" },
+	{ "steal-tty", 0, 0, cmd_steal_tty, "" },
 	{ "int80-ptrace", 0, 0, cmd_int80_ptrace, "" },
 	{ "x32-ptrace", 0, 0, cmd_x32_ptrace, "" },
 	{ "unshare-user", 0, 0, cmd_unshare_user, "" },
@@ -571,6 +655,8 @@ static const struct command {
 	{ "echo", 0, 0, cmd_echo, "" },
 	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
+	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
+	{ "session", 0, 0, cmd_session, "" },
 };
 
 static int usage(void)

@@ -308,12 +308,17 @@ START_TEST(prepare_compiles_once)
 }
 END_TEST
 
-/* A process to aim at: blocks until killed. */
+/* A process to aim at: blocks until killed, or until its parent ends
+ * (which may be unable to kill it). */
 static pid_t sleeper(void)
 {
+	pid_t parent = getpid();
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+		    getppid() != parent)
+			_exit(0);
 		for (;;)
 			pause();
 	}
@@ -999,9 +1004,7 @@ START_TEST(landlock_scope_refuses_signal_outside_domain)
 		if (apply_landlock(&plan) < 0)
 			_exit(SETUP_FAILED);
 		err = outcome(kill(target, SIGTERM));
-		/* The sleeper is reparented and killed by nobody: make
-		 * it exit with us. */
-		_exit(err);
+		_exit(err); /* the sleeper dies with us */
 	}
 	ck_assert_int_eq(exit_code(wait_child(pid)), EPERM);
 }
@@ -1018,31 +1021,38 @@ static const int limit_resources[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,   [ISO_LIMIT_STACK] = RLIMIT_STACK,
 };
 
-static int check_limit(int resource, rlim_t want)
+static int check_limit(int resource, rlim_t want, rlim_t want_max)
 {
 	struct rlimit rl;
 
 	return getrlimit(resource, &rl) == 0 && rl.rlim_cur == want &&
-	       rl.rlim_max == want;
+	       rl.rlim_max == want_max;
 }
 
 static int try_rlimits(void)
 {
 	char why[256] = "";
+	struct rlimit cpu_before;
 	int i;
 
-	if (confine_apply_rlimits(rlimit_plan, why, sizeof why) < 0) {
+	if (getrlimit(RLIMIT_CPU, &cpu_before) < 0 ||
+	    confine_apply_rlimits(rlimit_plan, why, sizeof why) < 0) {
 		fprintf(stderr, "%s\n", why);
 		return SETUP_FAILED;
 	}
 	for (i = 0; i < ISO_LIMIT_COUNT; i++) {
 		uint64_t v = rlimit_plan->limits[i];
+		rlim_t want = v == UINT64_MAX ? RLIM_INFINITY : (rlim_t)v;
+		rlim_t want_max = want;
 
-		if (!check_limit(limit_resources[i],
-				 v == UINT64_MAX ? RLIM_INFINITY : (rlim_t)v))
+		/* CPU: SIGXCPU first, SIGKILL a second later, unless that
+		 * would raise the hard limit. */
+		if (i == ISO_LIMIT_CPU && cpu_before.rlim_max > want)
+			want_max = want + 1;
+		if (!check_limit(limit_resources[i], want, want_max))
 			return 10 + i;
 	}
-	return check_limit(RLIMIT_CORE, 0) ? 0 : 20;
+	return check_limit(RLIMIT_CORE, 0, 0) ? 0 : 20;
 }
 
 static int run_rlimits(const struct iso_plan *plan)

@@ -1,0 +1,599 @@
+/*
+ * bench.c - what a spawn through isospawn costs, next to raw posix_spawn and
+ * to other sandboxing tools, and what its message channel costs next to a
+ * plain socketpair.
+ *
+ *   isospawn-bench [-n N] [-m MODES]      (as root; `make bench` runs it)
+ *
+ * It installs the test helper and policy (tests/install.c), then measures
+ * each mode in a forked child: the isospawn modes and the posix_spawn
+ * baseline as an unprivileged caller, as the live tests do, the other tools
+ * as root, as they need here. Each spawn of /bin/true is timed on its own
+ * (CLOCK_MONOTONIC), after untimed warm-up runs. The output is Markdown.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "install.h"
+#include "isospawn.h"
+
+extern char **environ;
+
+#define UNUSED __attribute__((unused))
+
+#define DEFAULT_N 300
+#define WARMUP 10	 /* untimed runs first: page cache, helper heap */
+#define RT_COUNT 2000	 /* channel round trips */
+#define RT_SIZE 64	 /* bytes per round-trip message */
+#define TP_COUNT 20000	 /* channel throughput messages */
+#define TP_SIZE 16384	 /* bytes per throughput message */
+#define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
+			  * queue length (10), so no side blocks for good */
+#define ALL_MODES "1234567c"
+
+/* What a measuring child hands back, through shared memory. */
+struct summary {
+	int measured;
+	char note[400]; /* why it was skipped, or a remark */
+	double median_us, p90_us, mb_per_s;
+};
+
+struct mode {
+	char key; /* for -m; 'c' the channel */
+	const char *label;
+	uid_t uid; /* the measuring child's uid; 0 stays root */
+	/* Fills s[0] (spawns, or channel round trips), s[1] (throughput). */
+	void (*measure)(const struct mode *m, unsigned n, struct summary *s);
+	const char *const *argv; /* commands: argv[0] a name or a path */
+	const char *const *envp; /* NULL: the child's environment */
+};
+
+/* One timed run: 0, or -1 with the reason in s->note. */
+typedef int (*run_fn)(const void *ctx, struct summary *s);
+
+__attribute__((format(printf, 2, 3))) static void
+note(struct summary *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->note, sizeof(s->note), fmt, ap);
+	va_end(ap);
+}
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* WARMUP untimed runs, then n timed one by one; s gets the median and the
+ * nearest-rank p90 when every run succeeded (and memory was there). */
+static void time_runs(run_fn run, const void *ctx, unsigned n,
+		      struct summary *s)
+{
+	double *us = calloc(n, sizeof(*us)), t0;
+	int i;
+
+	for (i = -WARMUP; us && i < (int)n; i++) {
+		t0 = now_us();
+		if (run(ctx, s) < 0)
+			break;
+		if (i >= 0)
+			us[i] = now_us() - t0;
+	}
+	if (us && i == (int)n) {
+		qsort(us, n, sizeof(*us), by_value);
+		s->median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+		s->p90_us = us[(9 * (size_t)n + 9) / 10 - 1]; /* ceil(0.9 n) - 1 */
+		s->measured = 1;
+	}
+	free(us);
+}
+
+/* Become uid (gid = uid, no supplementary groups) for good, with the test
+ * helper as the library's helper: what tests/harness.c become() does. */
+static int become(uid_t uid, struct summary *s)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0 || geteuid() != uid) {
+		note(s, "cannot become uid %u: %s", (unsigned)uid, strerror(errno));
+		return -1;
+	}
+	setenv("ISOSPAWN_HELPER", T_HELPER, 1);
+	return 0;
+}
+
+/* 1: the baseline, nothing between the caller and the kernel. */
+static int run_posix_spawn(UNUSED const void *ctx, struct summary *s)
+{
+	static const char *const argv[] = { "/bin/true", NULL };
+	int status;
+	pid_t pid;
+
+	if (posix_spawn(&pid, argv[0], NULL, NULL, (char *const *)argv, environ) != 0 ||
+	    waitpid(pid, &status, 0) != pid || status != 0) {
+		note(s, "posix_spawn /bin/true failed");
+		return -1;
+	}
+	return 0;
+}
+
+static void measure_posix_spawn(const struct mode *m, unsigned n,
+				struct summary *s)
+{
+	time_runs(run_posix_spawn, m, n, s);
+}
+
+struct library_ctx {
+	iso_conn *conn;
+	iso_spec *spec;
+};
+
+/* One iso_spawn + iso_wait: what a service pays per guest. */
+static int run_library(const void *ctx, struct summary *s)
+{
+	const struct library_ctx *lib = ctx;
+	iso_guest *guest = NULL;
+	int rc = iso_spawn(lib->conn, lib->spec, &guest), failed;
+
+	if (rc < 0) {
+		note(s, "iso_spawn: %s (%s)", iso_strerror(rc), iso_last_error());
+		return -1;
+	}
+	rc = iso_wait(guest, -1);
+	failed = rc != 0 || iso_guest_exit_code(guest) != 0;
+	if (failed)
+		note(s, "guest /bin/true: iso_wait %d, exit code %d, stage %s",
+		     rc, iso_guest_exit_code(guest),
+		     iso_stage_name(iso_guest_stage(guest)));
+	else if (!s->note[0] && iso_guest_notes(guest)[0])
+		note(s, "helper notes: %s", iso_guest_notes(guest));
+	iso_guest_free(guest);
+	return failed ? -1 : 0;
+}
+
+/* 2, 3: one helper started once (untimed), then spawn after spawn of the
+ * same spec, as a service would. */
+static void measure_library(UNUSED const struct mode *m, unsigned n,
+			    struct summary *s)
+{
+	struct library_ctx lib = { NULL, NULL };
+	int rc;
+
+	if ((rc = iso_open(&lib.conn)) < 0)
+		note(s, "iso_open: %s (%s)", iso_strerror(rc), iso_last_error());
+	else if ((rc = iso_spec_new(&lib.spec)) < 0 ||
+		 (rc = iso_spec_set_program(lib.spec, "/bin/true")) < 0)
+		note(s, "spec: %s", iso_strerror(rc));
+	else
+		time_runs(run_library, &lib, n, s);
+	iso_spec_free(lib.spec);
+	iso_close(lib.conn);
+}
+
+static char tool_path[4096]; /* the measured command, resolved */
+
+/* Resolve name into tool_path: itself if it has a '/', else from PATH. */
+static int find_program(const char *name)
+{
+	const char *search = getenv("PATH");
+	char dirs[4096], *dir, *rest;
+
+	if (strchr(name, '/')) {
+		snprintf(tool_path, sizeof(tool_path), "%s", name);
+		return access(tool_path, X_OK);
+	}
+	snprintf(dirs, sizeof(dirs), "%s", search ? search : "/usr/bin:/bin");
+	for (dir = strtok_r(dirs, ":", &rest); dir; dir = strtok_r(NULL, ":", &rest)) {
+		snprintf(tool_path, sizeof(tool_path), "%s/%s", dir, name);
+		if (access(tool_path, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* Run the command with stdin and stdout on /dev/null and stderr on err_fd
+ * (/dev/null when -1), and wait. Returns 0 when it exited 0; otherwise -1
+ * with `what` and the reason in s->note. */
+static int run_command(const struct mode *m, int err_fd, const char *what,
+		       struct summary *s)
+{
+	const char *const *envp = m->envp ? m->envp : (const char *const *)environ;
+	posix_spawn_file_actions_t fa;
+	int status = 0, rc;
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	if (err_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawn(&pid, tool_path, &fa, NULL, (char *const *)m->argv,
+			 (char *const *)envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc == 0 && waitpid(pid, &status, 0) < 0) /* no handlers: no EINTR */
+		rc = errno;
+	if (rc != 0)
+		note(s, "%s: %s", what, strerror(rc));
+	else if (status != 0)
+		note(s, "%s (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
+		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return rc != 0 || status != 0 ? -1 : 0;
+}
+
+static int run_command_once(const void *ctx, struct summary *s)
+{
+	return run_command(ctx, -1, "a run failed", s);
+}
+
+/* 4-7: a command per spawn. The first run's stderr is kept, so that a tool
+ * that cannot work here is skipped with its own reason. */
+static void measure_command(const struct mode *m, unsigned n,
+			    struct summary *s)
+{
+	char first[300] = "";
+	struct stat st;
+	ssize_t got;
+	int err_fd, rc;
+
+	if (find_program(m->argv[0]) < 0) {
+		note(s, "skipped: %s is not installed", m->argv[0]);
+		return;
+	}
+	/* Without a memfd, the message is lost: nothing else is. */
+	err_fd = memfd_create("first-stderr", MFD_CLOEXEC);
+	rc = run_command(m, err_fd, "skipped: its first run failed", s);
+	got = err_fd < 0 ? -1 : pread(err_fd, first, sizeof(first) - 1, 0);
+	if (err_fd >= 0)
+		close(err_fd);
+	first[got > 0 ? got : 0] = '\0';
+	first[strcspn(first, "\n")] = '\0';
+	if (rc < 0) {
+		strlcat(s->note, first[0] ? ": " : ": (no message)", sizeof(s->note));
+		strlcat(s->note, first, sizeof(s->note));
+		return;
+	}
+	if (m->uid == 0 && stat(tool_path, &st) == 0)
+		note(s, "%s %s", tool_path, st.st_mode & S_ISUID ?
+			 "is setuid root; run as root here" : "is not setuid: run as root");
+	time_runs(run_command_once, m, n, s);
+}
+
+/* Pin this process, and so what it starts (affinity survives fork and exec,
+ * setuid too: helper and guest), to its CPU. Wakeups across CPUs cost tens
+ * of microseconds on some virtual machines, and the scheduler's placement
+ * varies from run to run: unpinned, we would measure the placement. */
+static int pin_here(struct summary *s)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu < 0 ? 0 : cpu, &set);
+	if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set) < 0) {
+		note(s, "cannot pin to one CPU: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* One end of an echo conversation, so that the isospawn channel and the
+ * plain socketpair are measured by the very same code. */
+struct endpoint {
+	iso_guest *guest; /* the library's channel, or */
+	int fd;		  /* a plain socket */
+};
+
+/* 0, or negative on failure. */
+static int send_message(const struct endpoint *e, const void *buf, size_t len)
+{
+	return e->guest ? iso_send(e->guest, buf, len) :
+	       send(e->fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+/* The message's length, or negative on failure (never EINTR: this
+ * program installs no signal handlers). */
+static long receive_message(const struct endpoint *e, void *buf, size_t cap)
+{
+	return e->guest ? iso_recv(e->guest, buf, cap, -1) :
+			  (long)recv(e->fd, buf, cap, 0);
+}
+
+static char out_buf[TP_SIZE], in_buf[TP_SIZE];
+
+static int round_trip(const void *ctx, struct summary *s)
+{
+	if (send_message(ctx, out_buf, RT_SIZE) < 0 ||
+	    receive_message(ctx, in_buf, sizeof(in_buf)) != RT_SIZE ||
+	    memcmp(in_buf, out_buf, RT_SIZE) != 0) {
+		note(s, "a round trip failed");
+		return -1;
+	}
+	return 0;
+}
+
+static void measure_echo(const struct endpoint *e, struct summary *s)
+{
+	unsigned sent = 0, received = 0;
+	double t0;
+
+	time_runs(round_trip, e, RT_COUNT, &s[0]);
+	t0 = now_us();
+	while (s[0].measured && received < TP_COUNT) {
+		if (sent < TP_COUNT && sent - received < TP_WINDOW) {
+			if (send_message(e, out_buf, TP_SIZE) < 0)
+				break;
+			sent++;
+		} else if (receive_message(e, in_buf, sizeof(in_buf)) == TP_SIZE) {
+			received++;
+		} else {
+			break;
+		}
+	}
+	s[1].mb_per_s = (double)TP_COUNT * TP_SIZE / (now_us() - t0);
+	s[1].measured = received == TP_COUNT;
+	if (s[0].measured && !s[1].measured)
+		note(&s[1], "throughput: stopped after %u messages", received);
+}
+
+static const char *const probe_echo[] = { T_PROBE, "echo", NULL };
+
+/* `probe echo` behind the isospawn channel, default confinement. */
+static void measure_channel_iso(UNUSED const struct mode *m, UNUSED unsigned n,
+				struct summary *s)
+{
+	struct endpoint e = { .guest = NULL, .fd = -1 };
+	iso_conn *conn = NULL;
+	iso_spec *spec = NULL;
+	int rc;
+
+	if (pin_here(&s[0]) < 0)
+		return;
+	if ((rc = iso_open(&conn)) < 0 || (rc = iso_spec_new(&spec)) < 0 ||
+	    (rc = iso_spec_set_program(spec, T_PROBE)) < 0 ||
+	    (rc = iso_spec_set_argv(spec, probe_echo)) < 0 ||
+	    (rc = iso_spec_set_channel(spec, 1)) < 0 ||
+	    (rc = iso_spawn(conn, spec, &e.guest)) < 0)
+		note(&s[0], "probe echo: %s (%s)", iso_strerror(rc), iso_last_error());
+	else
+		measure_echo(&e, s);
+	iso_guest_free(e.guest);
+	iso_spec_free(spec);
+	iso_close(conn);
+}
+
+/* The same probe on a plain socketpair(SOCK_SEQPACKET), started by the
+ * caller itself: no helper, no confinement, only the kernel between. */
+static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n,
+				 struct summary *s)
+{
+	struct endpoint e = { .guest = NULL, .fd = -1 };
+	posix_spawn_file_actions_t fa;
+	int sv[2], rc;
+	pid_t pid;
+
+	if (pin_here(&s[0]) < 0)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		note(&s[0], "socketpair: %s", strerror(errno));
+		return;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, sv[1], 3); /* where the helper puts it */
+	rc = posix_spawn(&pid, T_PROBE, &fa, NULL, (char *const *)probe_echo, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(sv[1]);
+	e.fd = sv[0];
+	if (rc != 0)
+		note(&s[0], "probe echo: %s", strerror(rc));
+	else
+		measure_echo(&e, s);
+	close(sv[0]); /* the echo reads end-of-file and exits */
+	if (rc == 0)
+		waitpid(pid, NULL, 0);
+}
+
+#define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* The spawn modes first; ratios divide by modes[0]. */
+static const struct mode modes[] = {
+	{ '1', "posix_spawn + waitpid (uid 65534)", T_CALLER,
+	  measure_posix_spawn, NULL, NULL },
+	{ '2', "libisospawn, warm helper, unconfined rule (uid 4000004)",
+	  T_UNCONFINED, measure_library, NULL, NULL },
+	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
+	  T_CALLER, measure_library, NULL, NULL },
+	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
+	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
+	  ARGV("LD_LIBRARY_PATH=" T_LIB, "ISOSPAWN_HELPER=" T_HELPER) },
+	{ '5', "bwrap --ro-bind / / --unshare-all (root)", 0, measure_command,
+	  ARGV("bwrap", "--ro-bind", "/", "/", "--unshare-all", "/bin/true"), NULL },
+	{ '6', "sudo -u nobody (root)", 0, measure_command,
+	  ARGV("sudo", "-u", "nobody", "/bin/true"), NULL },
+	{ '7', "firejail --noprofile (root)", 0, measure_command,
+	  ARGV("firejail", "--noprofile", "/bin/true"), NULL },
+	{ 'c', "isospawn channel: probe echo, default confinement", T_CALLER,
+	  measure_channel_iso, NULL, NULL },
+	{ 'c', "socketpair: the same probe, started by the caller", T_CALLER,
+	  measure_channel_pair, NULL, NULL },
+};
+#define MODES (sizeof(modes) / sizeof(modes[0]))
+#define CHANNEL_ISO (MODES - 2)
+#define CHANNEL_PAIR (MODES - 1)
+
+/* Measure m in a forked child, as m->uid; the child writes into s (shared
+ * memory), so nothing it does (privilege drop, helper, guests) stays. */
+static void run_in_child(const struct mode *m, unsigned n, struct summary *s)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	if ((pid = fork()) < 0) {
+		note(s, "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		if (chdir("/") == 0 && (m->uid == 0 || become(m->uid, s) == 0))
+			m->measure(m, n, s);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	if (!s->measured && !s->note[0])
+		note(s, "the measuring child ended without a result (status 0x%x)",
+		     (unsigned)status);
+}
+
+static void print_header(unsigned n)
+{
+	char date[64] = "", line[512], cpu[256] = "unknown";
+	struct utsname u = { 0 };
+	time_t t = time(NULL);
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M %Z", localtime(&t));
+	uname(&u);
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "model name : %255[^\n]", cpu) == 1)
+			break;
+	if (f)
+		fclose(f);
+	printf("isospawn-bench, %s, kernel %s, N=%u, CPU %s (%ld online)\n\n",
+	       date, u.release, n, cpu, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void print_spawn_table(struct summary (*r)[2], const char *which)
+{
+	printf("| mode | median µs | p90 µs | ratio to posix_spawn |\n"
+	       "|---|---:|---:|---:|\n");
+	for (size_t i = 0; i < CHANNEL_ISO; i++) {
+		if (!strchr(which, modes[i].key))
+			continue;
+		printf("| %c. %s | ", modes[i].key, modes[i].label);
+		if (!r[i]->measured)
+			printf("— | — | skipped |\n");
+		else if (!r[0]->measured)
+			printf("%.0f | %.0f | — |\n", r[i]->median_us, r[i]->p90_us);
+		else
+			printf("%.0f | %.0f | %.2f |\n", r[i]->median_us, r[i]->p90_us,
+			       r[i]->median_us / r[0]->median_us);
+	}
+	printf("\n");
+	for (size_t i = 0; i < CHANNEL_ISO; i++)
+		if (strchr(which, modes[i].key) && r[i][0].note[0])
+			printf("- %c: %s\n", modes[i].key, r[i][0].note);
+	printf("\n");
+}
+
+static void print_channel_table(struct summary (*r)[2])
+{
+	const struct summary *iso = r[CHANNEL_ISO], *pair = r[CHANNEL_PAIR];
+
+	printf("| channel (uid 65534), both ends on one CPU | round trip µs, median "
+	       "| p90 | MB/s echoed |\n|---|---:|---:|---:|\n");
+	for (size_t i = CHANNEL_ISO; i < MODES; i++) {
+		printf("| %s |", modes[i].label);
+		if (r[i][0].measured)
+			printf(" %.1f | %.1f |", r[i][0].median_us, r[i][0].p90_us);
+		else
+			printf(" skipped | — |");
+		if (r[i][1].measured)
+			printf(" %.0f |\n", r[i][1].mb_per_s);
+		else
+			printf(" skipped |\n");
+	}
+	if (iso[0].measured && pair[0].measured && iso[1].measured && pair[1].measured)
+		printf("| ratio | %.2f | %.2f | %.2f |\n", iso[0].median_us / pair[0].median_us,
+		       iso[0].p90_us / pair[0].p90_us, iso[1].mb_per_s / pair[1].mb_per_s);
+	printf("\nRound trips: %d of %d B. Throughput: %d messages of %d KiB, "
+	       "%d in flight, counted one way.\n", RT_COUNT, RT_SIZE, TP_COUNT,
+	       TP_SIZE / 1024, TP_WINDOW);
+	for (size_t i = CHANNEL_ISO; i < MODES; i++)
+		for (int row = 0; row < 2; row++)
+			if (r[i][row].note[0])
+				printf("- %s: %s\n", modes[i].label, r[i][row].note);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES]\n"
+		"  -n N      spawns per mode (default %d; at least 200 for the README:\n"
+		"            fewer make a noisy p90)\n"
+		"  -m MODES  which to run, from \"%s\" (c = channel; default all)\n"
+		"Run as root: it installs the test helper under " T_ROOT ".\n",
+		DEFAULT_N, ALL_MODES);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *which = ALL_MODES, *error = NULL;
+	struct summary (*r)[2];
+	unsigned n = DEFAULT_N;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:m:h")) != -1) {
+		if (opt == 'n') {
+			n = (unsigned)strtonum(optarg, 1, 1000000, &error);
+			if (error) {
+				fprintf(stderr, "isospawn-bench: -n %s: %s\n", optarg, error);
+				usage();
+			}
+		} else if (opt == 'm' && optarg[strspn(optarg, ALL_MODES)] == '\0') {
+			which = optarg;
+		} else {
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (geteuid() != 0) {
+		fprintf(stderr, "isospawn-bench: run it as root: it installs the "
+			"setuid test helper, then measures as uid %u\n", T_CALLER);
+		return 1;
+	}
+	r = mmap(NULL, MODES * sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED) {
+		perror("isospawn-bench: mmap");
+		return 1;
+	}
+	test_install();
+
+	print_header(n);
+	for (size_t i = 0; i < MODES; i++)
+		if (strchr(which, modes[i].key))
+			run_in_child(&modes[i], n, r[i]);
+	print_spawn_table(r, which);
+	if (strchr(which, 'c'))
+		print_channel_table(r);
+	return 0;
+}

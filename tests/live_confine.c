@@ -1,0 +1,906 @@
+/*
+ * live_confine.c - one attack per test, through the real setuid helper, as
+ * an unprivileged caller: the guest tries to reach the caller, other
+ * guests, the host's files, network and terminal, or to exhaust resources,
+ * and each test asserts the refusal. Where a refusal could be vacuous (the
+ * target missing, the check unable to see a success), the same test also
+ * shows the allowed counterpart working.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define T_SCRATCH T_ROOT "/scratch"
+/* Callers of this file's rules in tests/policy.conf.in. */
+#define T_KILLER 4000010u    /* seccomp-action kill */
+#define T_NONE_ONLY 4000011u /* network none-only */
+/* The ceilings of T_CALLER's rule. */
+#define CALLER_CPU_CEILING 30
+#define CALLER_TIMEOUT_CEILING_MS 120000
+
+/* Set up by main() as root, before the tests fork. */
+static char home_dir[64], home_secret[96], secret_text[64];
+static char shared_target[96], tmp_target[96];
+static int listener = -1;
+static char listener_port[8];
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                              */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One guest on its own connection. */
+static void run_once(const char *const *argv, spec_hook hook, void *arg,
+		     struct run *r)
+{
+	iso_conn *c = open_conn();
+
+	run_guest(c, argv, NULL, hook, arg, r);
+	iso_close(c);
+}
+
+/* The probe ran and reported a refusal. */
+static void assert_refused(const struct run *r, const char *what)
+{
+	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
+	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 1,
+		      "%s: not refused (outcome %d code %d): %s", what,
+		      r->outcome, r->code, r->out);
+	ck_assert_msg(has_line(r->out, "refused: "), "%s: %s", what, r->out);
+}
+
+/* The probe ran and the attempted action succeeded. */
+static void assert_allowed(const struct run *r, const char *what)
+{
+	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
+	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 0,
+		      "%s: refused (outcome %d code %d): %s", what,
+		      r->outcome, r->code, r->out);
+}
+
+struct limit_ask {
+	enum iso_limit which;
+	uint64_t value;
+};
+
+static void ask_limit(iso_spec *spec, void *arg)
+{
+	const struct limit_ask *a = arg;
+
+	ck_assert_int_eq(iso_spec_set_limit(spec, a->which, a->value), 0);
+}
+
+static void ask_timeout(iso_spec *spec, void *arg)
+{
+	ck_assert_int_eq(iso_spec_set_timeout(spec, *(const uint64_t *)arg), 0);
+}
+
+static void ask_network(iso_spec *spec, void *arg)
+{
+	ck_assert_int_eq(iso_spec_set_network(spec, *(const enum iso_network *)arg), 0);
+}
+
+/* Start argv with stdout (and stderr) on a pipe whose read end is *out,
+ * or on /dev/null when out is NULL. */
+static iso_guest *start_guest(iso_conn *c, const char *const *argv,
+			      spec_hook hook, void *arg, int *out)
+{
+	iso_spec *spec;
+	iso_guest *g = NULL;
+	int p[2] = { -1, -1 }, rc;
+
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	if (out) {
+		ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+		ck_assert_int_eq(iso_spec_set_stdio(spec, -1, p[1], p[1]), 0);
+	}
+	if (hook)
+		hook(spec, arg);
+	rc = iso_spawn(c, spec, &g);
+	iso_spec_free(spec);
+	if (out) {
+		close(p[1]);
+		*out = p[0];
+	}
+	ck_assert_msg(rc == 0, "spawn: %s", iso_last_error());
+	return g;
+}
+
+/* Read from fd until `line` has arrived (10 s at most) into buf. */
+static void await_line(int fd, const char *line, char *buf, size_t cap)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t deadline = now_ms() + 10000;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (!has_line(buf, line)) {
+		ssize_t got;
+
+		ck_assert_msg(now_ms() < deadline && len + 1 < cap,
+			      "no \"%s\" from the guest: %s", line, buf);
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		got = read(fd, buf + len, cap - len - 1);
+		ck_assert_msg(got > 0, "guest output ended before \"%s\": %s", line, buf);
+		len += (size_t)got;
+		buf[len] = '\0';
+	}
+}
+
+/* Processes whose real uid is uid, as an unprivileged caller sees /proc.
+ * Called while the connection still holds the uid's lease, so no other
+ * helper can have given it to a guest of its own. */
+static int count_processes_of(uid_t uid)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	int count = 0;
+
+	ck_assert_ptr_nonnull(proc);
+	while ((e = readdir(proc)) != NULL) {
+		char path[300], line[256];
+		unsigned real;
+		FILE *f;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue; /* ended meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Uid: %u", &real) == 1) {
+				count += real == uid;
+				break;
+			}
+		fclose(f);
+	}
+	closedir(proc);
+	return count;
+}
+
+static int path_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void scratch_of(uid_t uid, char *path, size_t size)
+{
+	snprintf(path, size, T_SCRATCH "/%u", (unsigned)uid);
+}
+
+/* ------------------------------------------------------------------ */
+/* The caller's terminal                                                */
+
+struct tty_run {
+	char failed[160];  /* why the run could not be set up, or "" */
+	int spawn_rc;
+	enum iso_outcome outcome;
+	int code;
+	int injected;	   /* bytes readable on either side of the pty after it */
+	int control_rc;	   /* the caller's own TIOCSTI: 0 or errno */
+	int control_seen;  /* ... and whether that byte could be read back */
+	char out[1024];
+};
+
+static int tty_fail(struct tty_run *tr, const char *what)
+{
+	snprintf(tr->failed, sizeof(tr->failed), "%s: %s", what, strerror(errno));
+	return -1;
+}
+
+/* Non-blocking: how many bytes are waiting on fd. */
+static int pending_bytes(int fd)
+{
+	char buf[64];
+	ssize_t got;
+	int total = 0;
+
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		total += (int)got;
+	return total;
+}
+
+/* In the child of run_on_caller_terminal(): fills in tr; -1 when the run
+ * could not be set up (tr->failed says why). */
+static int terminal_child(const char *command, struct tty_run *tr)
+{
+	const char *argv[] = { T_PROBE, command, NULL };
+	char slave_name[64];
+	struct termios t;
+	iso_conn *c = NULL;
+	iso_spec *spec = NULL;
+	iso_guest *g = NULL;
+	int master, slave, out[2];
+	size_t len = 0;
+	ssize_t got;
+	char ch = 'x';
+
+	/* A new session whose controlling terminal is a fresh pty: what a
+	 * caller started from an interactive shell has. */
+	if (setsid() < 0)
+		return tty_fail(tr, "setsid");
+	if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
+	    grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    ptsname_r(master, slave_name, sizeof(slave_name)) != 0)
+		return tty_fail(tr, "pty");
+	/* Opened without O_NOCTTY by a session leader: our terminal now. */
+	if ((slave = open(slave_name, O_RDWR | O_CLOEXEC)) < 0)
+		return tty_fail(tr, slave_name);
+	if (tcgetsid(slave) != getpid())
+		return tty_fail(tr, "the pty did not become the controlling terminal");
+	/* Injected bytes readable at once on the slave, and echoed to the
+	 * master: a success could not go unseen. */
+	if (tcgetattr(slave, &t) < 0)
+		return tty_fail(tr, "tcgetattr");
+	t.c_lflag &= ~(tcflag_t)ICANON;
+	t.c_lflag |= ECHO;
+	t.c_cc[VMIN] = 1;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(slave, TCSANOW, &t) < 0)
+		return tty_fail(tr, "tcsetattr");
+
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return tty_fail(tr, "pipe");
+	if (iso_open(&c) < 0 || iso_spec_new(&spec) < 0 ||
+	    iso_spec_set_program(spec, T_PROBE) < 0 ||
+	    iso_spec_set_argv(spec, argv) < 0 ||
+	    iso_spec_set_stdio(spec, slave, out[1], out[1]) < 0) {
+		snprintf(tr->failed, sizeof(tr->failed), "library: %s", iso_last_error());
+		return -1;
+	}
+	tr->spawn_rc = iso_spawn(c, spec, &g);
+	iso_spec_free(spec);
+	close(out[1]);
+	if (tr->spawn_rc < 0) {
+		snprintf(tr->out, sizeof(tr->out), "%s", iso_last_error());
+		iso_close(c);
+		return 0;
+	}
+	while (len + 1 < sizeof(tr->out) &&
+	       (got = read(out[0], tr->out + len, sizeof(tr->out) - len - 1)) > 0)
+		len += (size_t)got;
+	tr->out[len] = '\0';
+	iso_wait(g, -1);
+	tr->outcome = iso_guest_outcome(g);
+	tr->code = iso_guest_code(g);
+	iso_guest_free(g);
+	iso_close(c);
+
+	tr->injected = pending_bytes(master) + pending_bytes(slave);
+	/* The control: the terminal's own session may inject (unless the
+	 * administrator turned legacy TIOCSTI off), and then it is seen. */
+	tr->control_rc = ioctl(slave, TIOCSTI, &ch) < 0 ? errno : 0;
+	tr->control_seen = pending_bytes(slave);
+	/* master and slave stay open until _exit: closing the master hangs
+	 * up the terminal, whose SIGHUP would end us before we report. */
+	return 0;
+}
+
+/* Run `probe command` with the caller's controlling terminal as its stdin.
+ * Check's fork mode makes each test a process-group leader, which cannot
+ * call setsid(), so the caller side runs in a child of the test. */
+static void run_on_caller_terminal(const char *command, struct tty_run *tr)
+{
+	int result[2], status;
+	ssize_t got;
+	pid_t pid;
+
+	memset(tr, 0, sizeof(*tr));
+	ck_assert_int_eq(pipe2(result, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tty_run mine = { .failed = "" };
+
+		close(result[0]);
+		terminal_child(command, &mine);
+		_exit(write(result[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
+	}
+	close(result[1]);
+	got = read(result[0], tr, sizeof(*tr));
+	close(result[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(got == (ssize_t)sizeof(*tr), "the terminal's session ended with status %#x",
+		      status);
+	ck_assert_msg(tr->failed[0] == '\0', "setting up the terminal: %s", tr->failed);
+	ck_assert_msg(tr->spawn_rc == 0, "spawn: %s", tr->out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Other processes                                                      */
+
+START_TEST(live_guest_cannot_ptrace_caller_or_another_guest)
+{
+	char caller[16], reaper[16], status_path[64], line[128];
+	const char *at_caller[] = { T_PROBE, "ptrace-attach", caller, NULL };
+	const char *at_reaper[] = { T_PROBE, "ptrace-attach", reaper, NULL };
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	int tracer = -1;
+	struct run r;
+	iso_guest *other;
+	iso_conn *c;
+	FILE *f;
+
+	become(T_CALLER);
+	snprintf(caller, sizeof(caller), "%d", (int)getpid());
+	c = open_conn();
+	run_guest(c, at_caller, NULL, NULL, NULL, &r);
+	assert_refused(&r, "ptrace of the caller");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+
+	other = start_guest(c, sleeper, NULL, NULL, NULL);
+	snprintf(reaper, sizeof(reaper), "%d", (int)iso_guest_pid(other));
+	run_guest(c, at_reaper, NULL, NULL, NULL, &r);
+	assert_refused(&r, "ptrace of another guest's reaper");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+	/* And it is not being traced by anyone. */
+	snprintf(status_path, sizeof(status_path), "/proc/%s/status", reaper);
+	ck_assert_ptr_nonnull(f = fopen(status_path, "re"));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	ck_assert_int_eq(tracer, 0);
+	ck_assert_int_eq(iso_kill(other, SIGKILL), 0);
+	ck_assert_int_eq(iso_wait(other, -1), 0);
+	iso_guest_free(other);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_guest_cannot_read_caller_memory)
+{
+	char caller[16];
+	const char *argv[] = { T_PROBE, "vmread", caller, NULL };
+	struct run r;
+
+	become(T_CALLER);
+	snprintf(caller, sizeof(caller), "%d", (int)getpid());
+	run_once(argv, NULL, NULL, &r);
+	assert_refused(&r, "process_vm_readv of the caller");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+}
+END_TEST
+
+/* TIOCSTI as it comes, and after trying to make the terminal the
+ * guest's own controlling terminal (setsid, TIOCSCTTY). */
+START_TEST(live_guest_cannot_inject_into_callers_terminal)
+{
+	static const char *const attacks[] = { "tiocsti", "steal-tty" };
+	struct tty_run tr;
+
+	become(T_CALLER);
+	for (size_t i = 0; i < sizeof(attacks) / sizeof(*attacks); i++) {
+		run_on_caller_terminal(attacks[i], &tr);
+		ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 1,
+			      "%s not refused (outcome %d code %d): %s", attacks[i],
+			      tr.outcome, tr.code, tr.out);
+		ck_assert_msg(has_line(tr.out, "refused: "), "%s: %s", attacks[i], tr.out);
+		ck_assert_msg(tr.injected == 0, "%s: %d bytes injected", attacks[i],
+			      tr.injected);
+		/* Not vacuous: the terminal's own session can inject, and
+		 * we see it (EIO: legacy TIOCSTI is off for everyone). */
+		if (tr.control_rc == 0)
+			ck_assert_int_eq(tr.control_seen, 1);
+		else
+			ck_assert_int_eq(tr.control_rc, EIO);
+	}
+}
+END_TEST
+
+START_TEST(live_guest_runs_in_own_session_without_terminal)
+{
+	struct tty_run tr;
+	int sid = -1, pgid = -1;
+	char tty[32] = "";
+
+	become(T_CALLER);
+	run_on_caller_terminal("session", &tr);
+	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0,
+		      "outcome %d code %d: %s", tr.outcome, tr.code, tr.out);
+	ck_assert_msg(sscanf(tr.out, "sid=%d pgid=%d pid=%*d tty=%31s", &sid,
+			     &pgid, tty) == 3, "probe said: %s", tr.out);
+	/* getsid() and getpgrp() in the guest's PID namespace give 0 for a
+	 * session or group whose leader is outside it, such as the
+	 * caller's: positive ids are the guest's own. */
+	ck_assert_int_gt(sid, 0);
+	ck_assert_int_gt(pgid, 0);
+	/* Its stdin is the caller's terminal, yet not its controlling one. */
+	ck_assert_str_eq(tty, "none");
+}
+END_TEST
+
+START_TEST(live_guest_cannot_signal_caller)
+{
+	char caller[16];
+	const char *argv[] = { T_PROBE, "signal", caller, "0", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	snprintf(caller, sizeof(caller), "%d", (int)getpid());
+	run_once(argv, NULL, NULL, &r);
+	assert_refused(&r, "signal to the caller");
+	ck_assert_ptr_null(strstr(r.out, "sent"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Privilege                                                            */
+
+#if defined(__x86_64__)
+START_TEST(live_compat_ptrace_entry_points_are_filtered)
+{
+	const char *int80[] = { T_PROBE, "int80-ptrace", NULL };
+	const char *x32[] = { T_PROBE, "x32-ptrace", NULL };
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, int80, NULL, NULL, NULL, &r);
+	assert_refused(&r, "int 0x80 ptrace");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+	run_guest(c, x32, NULL, NULL, NULL, &r);
+	assert_refused(&r, "x32 ptrace");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+	iso_close(c);
+}
+END_TEST
+#endif
+
+START_TEST(live_guest_cannot_create_namespaces)
+{
+	const char *user[] = { T_PROBE, "unshare-user", NULL };
+	const char *mount[] = { T_PROBE, "clone-newns", NULL };
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, user, NULL, NULL, NULL, &r);
+	assert_refused(&r, "unshare(CLONE_NEWUSER)");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+	run_guest(c, mount, NULL, NULL, NULL, &r);
+	assert_refused(&r, "clone(CLONE_NEWNS)");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_guest_cannot_setuid_root)
+{
+	const char *argv[] = { T_PROBE, "setuid0", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run_once(argv, NULL, NULL, &r);
+	assert_refused(&r, "setuid(0)");
+	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+}
+END_TEST
+
+START_TEST(live_seccomp_kill_rule_ends_ptrace_with_sigsys)
+{
+	const char *argv[] = { T_PROBE, "ptrace-attach", "1", NULL };
+	struct run r;
+
+	become(T_KILLER);
+	run_once(argv, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_SIGNALED && r.code == SIGSYS,
+		      "outcome %d code %d: %s", r.outcome, r.code, r.out);
+	ck_assert_int_eq(r.exit_code, 128 + SIGSYS);
+	ck_assert_ptr_null(strstr(r.out, "refused"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Files                                                                */
+
+START_TEST(live_landlock_hides_home_but_not_system_files)
+{
+	const char *secret[] = { T_PROBE, "read", home_secret, NULL };
+	const char *system[] = { T_PROBE, "read", "/usr/bin/true", NULL };
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	/* Only Landlock stands in the way: the caller itself can read it. */
+	ck_assert_int_eq(access(home_secret, R_OK), 0);
+	c = open_conn();
+	run_guest(c, secret, NULL, NULL, NULL, &r);
+	assert_refused(&r, home_secret);
+	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, secret_text));
+	run_guest(c, system, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "/usr/bin/true");
+	ck_assert_mem_eq(r.out, "\177ELF", 4);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_landlock_confines_writes_to_scratch_and_tmpdir)
+{
+	const char *shared[] = { T_PROBE, "write", shared_target, NULL };
+	const char *tmp[] = { T_PROBE, "write", tmp_target, NULL };
+	const char *cwd[] = { T_PROBE, "write", "in-scratch", NULL };
+	const char *tmpdir[] = { T_PROBE, "tmpdir", NULL };
+	struct run r;
+	iso_conn *c;
+
+	unsetenv("TMPDIR"); /* the helper's own choice: the scratch dir */
+	become(T_CALLER);
+	c = open_conn();
+	/* 0777 for everyone: only Landlock can refuse it. */
+	run_guest(c, shared, NULL, NULL, NULL, &r);
+	assert_refused(&r, shared_target);
+	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
+	ck_assert(!path_exists(shared_target));
+	run_guest(c, tmp, NULL, NULL, NULL, &r);
+	assert_refused(&r, tmp_target);
+	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
+	ck_assert(!path_exists(tmp_target));
+
+	run_guest(c, cwd, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "the scratch directory");
+	ck_assert(has_line(r.out, "wrote in-scratch"));
+	run_guest(c, tmpdir, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "TMPDIR");
+	ck_assert_msg(has_line(r.out, "TMPDIR=" T_SCRATCH "/"), "%s", r.out);
+	ck_assert(has_line(r.out, "wrote "));
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_scratch_dir_is_removed_after_guest_ends)
+{
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	const char *writer[] = { T_PROBE, "write", "left-behind", NULL };
+	char path[128];
+	struct stat st;
+	struct run r;
+	iso_guest *g;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	g = start_guest(c, sleeper, NULL, NULL, NULL);
+	scratch_of(iso_guest_uid(g), path, sizeof(path));
+	/* scratch/ is 0711: no listing, but the path can be looked up. */
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_uid, iso_guest_uid(g));
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_msg(!path_exists(path), "%s is still there", path);
+	iso_guest_free(g);
+
+	/* Not empty this time. */
+	run_guest(c, writer, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "writing into scratch");
+	scratch_of(r.uid, path, sizeof(path));
+	ck_assert_msg(!path_exists(path), "%s is still there", path);
+	iso_close(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Network                                                              */
+
+static int listener_has_connection(void)
+{
+	struct pollfd p = { .fd = listener, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+START_TEST(live_network_none_cannot_reach_host_loopback)
+{
+	const char *argv[] = { T_PROBE, "connect", "127.0.0.1", listener_port, NULL };
+	enum iso_network none = ISO_NETWORK_NONE, host = ISO_NETWORK_HOST;
+	struct run r;
+	iso_conn *c;
+	int peer;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, ask_network, &none, &r);
+	assert_refused(&r, "connect with network none");
+	ck_assert(!listener_has_connection());
+	/* The listener is real: with the host network it is reached. */
+	run_guest(c, argv, NULL, ask_network, &host, &r);
+	assert_allowed(&r, "connect with network host");
+	ck_assert(has_line(r.out, "connected"));
+	ck_assert(listener_has_connection());
+	peer = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+	ck_assert_int_ge(peer, 0);
+	close(peer);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_network_none_only_rule_refuses_host_by_name)
+{
+	const char *argv[] = { T_PROBE, "connect", "127.0.0.1", listener_port, NULL };
+	enum iso_network host = ISO_NETWORK_HOST;
+	struct run r;
+	iso_conn *c;
+
+	become(T_NONE_ONLY);
+	c = open_conn();
+	run_guest(c, argv, NULL, ask_network, &host, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "network host") != NULL, "%s", r.msg);
+	/* Asking for nothing gets no network either. */
+	run_guest(c, argv, NULL, NULL, NULL, &r);
+	assert_refused(&r, "connect under network none-only");
+	ck_assert(!listener_has_connection());
+	iso_close(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Resources                                                            */
+
+START_TEST(live_fork_bomb_stops_at_nproc_limit_leaving_nothing)
+{
+	const char *argv[] = { T_PROBE, "forkbomb", NULL };
+	struct limit_ask nproc = { ISO_LIMIT_NPROC, 20 };
+	unsigned forks = 0;
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, ask_limit, &nproc, &r);
+	assert_allowed(&r, "fork bomb");
+	ck_assert_msg(sscanf(r.out, "forks=%u", &forks) == 1, "probe said: %s", r.out);
+	ck_assert_msg(strstr(r.out, "errno=EAGAIN") != NULL, "%s", r.out);
+	ck_assert_uint_lt(forks, 20);
+	/* The connection still holds the uid's lease: nobody else's guest
+	 * can be running under it. */
+	ck_assert_int_eq(count_processes_of(r.uid), 0);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_memory_bomb_stops_at_address_space_limit)
+{
+	const char *argv[] = { T_PROBE, "membomb", NULL };
+	struct limit_ask as = { ISO_LIMIT_AS, 256ull << 20 };
+	unsigned long long bytes = 0;
+	struct run r;
+
+	become(T_CALLER);
+	run_once(argv, ask_limit, &as, &r);
+	assert_allowed(&r, "memory bomb");
+	ck_assert_msg(sscanf(r.out, "bytes=%llu", &bytes) == 1, "%s", r.out);
+	ck_assert_ptr_null(strstr(r.out, "limit=none"));
+	ck_assert_uint_lt(bytes, 256ull << 20);
+}
+END_TEST
+
+START_TEST(live_cpu_loop_is_stopped_by_cpu_limit)
+{
+	const char *argv[] = { T_PROBE, "cpuloop", NULL };
+	const char *cli[] = { "--limit", "cpu=1", "--", T_PROBE, "cpuloop", NULL };
+	struct limit_ask cpu = { ISO_LIMIT_CPU, 1 };
+	struct run r;
+	iso_conn *c;
+	iso_guest *g;
+
+	become(T_CALLER);
+	c = open_conn();
+	g = start_guest(c, argv, ask_limit, &cpu, NULL);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_LIMIT,
+		      "outcome %d code %d", iso_guest_outcome(g), iso_guest_code(g));
+	ck_assert_int_eq(iso_guest_limit(g), ISO_LIMIT_CPU);
+	/* The soft limit's SIGXCPU ends a spinning guest (the hard limit's
+	 * SIGKILL is a second later); exit code 128 + it (isospawn(1)). */
+	ck_assert_int_eq(iso_guest_code(g), SIGXCPU);
+	ck_assert_int_eq(iso_guest_exit_code(g), 128 + SIGXCPU);
+
+	run_cli(cli, NULL, &r);
+	ck_assert_msg(r.exit_code == iso_guest_exit_code(g), "CLI exit %d, library %d: %s",
+		      r.exit_code, iso_guest_exit_code(g), r.err);
+	ck_assert_msg(strstr(r.err, "cpu limit") != NULL, "%s", r.err);
+	iso_guest_free(g);
+	iso_close(c);
+}
+END_TEST
+
+START_TEST(live_timeout_kills_guest_and_its_descendants)
+{
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	const char *family[] = { T_PROBE, "sleep-family", "60", NULL };
+	const char *cli[] = { "--timeout", "0.5", "--", T_PROBE, "sleep", "60", NULL };
+	uint64_t half_second = 500, family_timeout = 3000, started, wall_us;
+	char out[256];
+	struct run r;
+	iso_guest *g;
+	iso_conn *c;
+	uid_t uid;
+	int fd;
+
+	become(T_CALLER);
+	c = open_conn();
+	started = now_ms();
+	run_guest(c, sleeper, NULL, ask_timeout, &half_second, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.outcome, ISO_OUTCOME_TIMED_OUT);
+	ck_assert_int_eq(r.exit_code, 124);
+	ck_assert_uint_lt(now_ms() - started, 5000);
+	ck_assert_int_eq(count_processes_of(r.uid), 0);
+
+	/* A guest with a child and a grandchild: all of them end. The longer
+	 * timeout leaves time to see that they all exist first. */
+	g = start_guest(c, family, ask_timeout, &family_timeout, &fd);
+	uid = iso_guest_uid(g);
+	await_line(fd, "ready", out, sizeof(out));
+	/* The reaper, the guest, its child and its grandchild. */
+	ck_assert_int_ge(count_processes_of(uid), 4);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
+	iso_guest_usage(g, &wall_us, NULL, NULL, NULL);
+	ck_assert_uint_lt(wall_us, 5000000);
+	ck_assert_int_eq(count_processes_of(uid), 0);
+	close(fd);
+	iso_guest_free(g);
+	iso_close(c);
+
+	started = now_ms();
+	run_cli(cli, NULL, &r);
+	ck_assert_msg(r.exit_code == 124, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_uint_lt(now_ms() - started, 5000);
+}
+END_TEST
+
+START_TEST(live_limit_or_timeout_above_ceiling_is_refused_by_name)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	struct limit_ask cpu = { ISO_LIMIT_CPU, CALLER_CPU_CEILING + 1 };
+	uint64_t timeout = CALLER_TIMEOUT_CEILING_MS + 1000;
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, ask_limit, &cpu, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "cpu") != NULL, "%s", r.msg);
+	run_guest(c, argv, NULL, ask_timeout, &timeout, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "timeout") != NULL, "%s", r.msg);
+	/* At the ceiling is fine. */
+	cpu.value = CALLER_CPU_CEILING;
+	run_guest(c, argv, NULL, ask_limit, &cpu, &r);
+	assert_allowed(&r, "cpu at the ceiling");
+	iso_close(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                                */
+
+/* As root: a 0644 file under /home, and a TCP listener on loopback. */
+static void make_targets(void)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	int pid = (int)getpid(), fd;
+
+	snprintf(home_dir, sizeof(home_dir), "/home/isospawn-live-%d", pid);
+	snprintf(home_secret, sizeof(home_secret), "%s/secret", home_dir);
+	snprintf(secret_text, sizeof(secret_text), "isospawn-live-secret-%d", pid);
+	snprintf(shared_target, sizeof(shared_target), T_SHARED "/confine-%d", pid);
+	snprintf(tmp_target, sizeof(tmp_target), "/tmp/isospawn-live-confine-%d", pid);
+	if (mkdir(home_dir, 0755) < 0 ||
+	    (fd = open(home_secret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0 ||
+	    dprintf(fd, "%s\n", secret_text) < 0 || close(fd) < 0) {
+		perror(home_secret);
+		exit(99);
+	}
+	listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    listen(listener, 8) < 0 ||
+	    getsockname(listener, (struct sockaddr *)&addr, &len) < 0) {
+		perror("listener");
+		exit(99);
+	}
+	snprintf(listener_port, sizeof(listener_port), "%u", ntohs(addr.sin_port));
+}
+
+static void remove_targets(void)
+{
+	unlink(home_secret);
+	rmdir(home_dir);
+	unlink(shared_target);
+	unlink(tmp_target);
+	close(listener);
+}
+
+static Suite *confine_suite(void)
+{
+	Suite *s = suite_create("live_confine");
+	TCase *procs = tcase_create("other_processes");
+	TCase *priv = tcase_create("privilege");
+	TCase *files = tcase_create("files");
+	TCase *net = tcase_create("network");
+	TCase *res = tcase_create("resources");
+	TCase *all[] = { procs, priv, files, net, res };
+
+	tcase_add_test(procs, live_guest_cannot_ptrace_caller_or_another_guest);
+	tcase_add_test(procs, live_guest_cannot_read_caller_memory);
+	tcase_add_test(procs, live_guest_cannot_inject_into_callers_terminal);
+	tcase_add_test(procs, live_guest_runs_in_own_session_without_terminal);
+	tcase_add_test(procs, live_guest_cannot_signal_caller);
+#if defined(__x86_64__)
+	tcase_add_test(priv, live_compat_ptrace_entry_points_are_filtered);
+#endif
+	tcase_add_test(priv, live_guest_cannot_create_namespaces);
+	tcase_add_test(priv, live_guest_cannot_setuid_root);
+	tcase_add_test(priv, live_seccomp_kill_rule_ends_ptrace_with_sigsys);
+	tcase_add_test(files, live_landlock_hides_home_but_not_system_files);
+	tcase_add_test(files, live_landlock_confines_writes_to_scratch_and_tmpdir);
+	tcase_add_test(files, live_scratch_dir_is_removed_after_guest_ends);
+	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
+	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
+	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);
+	tcase_add_test(res, live_memory_bomb_stops_at_address_space_limit);
+	tcase_add_test(res, live_cpu_loop_is_stopped_by_cpu_limit);
+	tcase_add_test(res, live_timeout_kills_guest_and_its_descendants);
+	tcase_add_test(res, live_limit_or_timeout_above_ceiling_is_refused_by_name);
+	for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) {
+		tcase_set_timeout(all[i], 60);
+		suite_add_tcase(s, all[i]);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	harness_setup();
+	make_targets();
+	sr = srunner_create(confine_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_targets();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

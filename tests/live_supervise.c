@@ -1,0 +1,1367 @@
+/*
+ * live_supervise.c - supervision through the real setuid helper: many
+ * guests on one connection, each status matched to its request, no orphans
+ * when a guest, the client or the helper goes away, the message channel,
+ * signals, precise status, and a helper that does not grow over 10,000
+ * spawns.
+ *
+ * Most tests drop to the caller at once. The tests that must look at what
+ * only root can see (the leases live in a 0700 directory, the setuid helper
+ * is not dumpable) keep their test process root and fork an unprivileged
+ * client; only the client uses the library, so the privilege boundary under
+ * test is still the real one. The client is not the test process, so it
+ * never calls Check: it reports one line at a time through a pipe.
+ *
+ * Every test runs as S_CALLER, whose pool no other test program uses: the
+ * processes, leases and scratch directories counted by uid here are ours.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* The rule for this file in tests/policy.conf.in. */
+#define S_CALLER 4000020u
+#define S_POOL_FIRST 1900101500u
+#define S_POOL_LAST 1900101799u
+
+/* The test helper's state (ISO_STATE_DIR, ISO_SCRATCH_DIR in Makefile.am). */
+#define S_LEASES T_ROOT "/run/leases"
+#define S_SCRATCH T_ROOT "/scratch"
+
+#define CONCURRENT_GUESTS 100
+#define WARMUP_SPAWNS 100
+#define LEAK_SPAWNS 10000
+#define RSS_GROWTH_MAX_KIB 256
+#define GONE_WITHIN_MS 1000
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Poll cond every 10 ms for up to timeout_ms; 1 once it holds. */
+static int within_ms(int (*cond)(void *), void *arg, int timeout_ms)
+{
+	uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000;
+
+	for (;;) {
+		if (cond(arg))
+			return 1;
+		if (now_us() >= deadline)
+			return 0;
+		sleep_ms(10);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Starting guests without Check, so that a client process can too.     */
+
+/* argv[0] is the program; stdout goes to out_fd (-1: /dev/null). */
+static int start(iso_conn *conn, const char *const *argv, int channel,
+		 int out_fd, iso_guest **g)
+{
+	iso_spec *spec = NULL;
+	int rc = iso_spec_new(&spec);
+
+	if (rc == 0)
+		rc = iso_spec_set_program(spec, argv[0]);
+	if (rc == 0)
+		rc = iso_spec_set_argv(spec, argv);
+	if (rc == 0)
+		rc = iso_spec_set_channel(spec, channel);
+	if (rc == 0)
+		rc = iso_spec_set_stdio(spec, -1, out_fd, -1);
+	if (rc == 0)
+		rc = iso_spawn(conn, spec, g);
+	iso_spec_free(spec);
+	return rc;
+}
+
+static iso_guest *must_start(iso_conn *conn, const char *const *argv, int channel)
+{
+	iso_guest *g = NULL;
+	int rc = start(conn, argv, channel, -1, &g);
+
+	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc),
+		      iso_last_error());
+	return g;
+}
+
+static void must_end(iso_guest *g, int timeout_ms)
+{
+	int rc = iso_wait(g, timeout_ms);
+
+	ck_assert_msg(rc == 0, "iso_wait: %d (%s)", rc, iso_last_error());
+}
+
+/* ------------------------------------------------------------------ */
+/* /proc                                                                */
+
+struct proc_info {
+	pid_t pid, ppid;
+	char state;
+	char name[32];
+	uid_t uid[4]; /* real, effective, saved, filesystem */
+};
+
+/* Up to size - 1 bytes of a small file, NUL-terminated; -1 if unreadable. */
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, size - 1);
+	close(fd);
+	if (got < 0)
+		return -1;
+	buf[got] = '\0';
+	return got;
+}
+
+/* The text after key (such as "\nUid:\t") in a status file, or NULL. */
+static const char *status_field(const char *buf, const char *key)
+{
+	const char *at = strstr(buf, key);
+
+	return at ? at + strlen(key) : NULL;
+}
+
+static int proc_read(pid_t pid, struct proc_info *p)
+{
+	char path[64], buf[4096];
+	const char *state, *ppid, *uid;
+	unsigned u[4];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return -1; /* gone in the meantime */
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	state = status_field(buf, "\nState:\t");
+	ppid = status_field(buf, "\nPPid:\t");
+	uid = status_field(buf, "\nUid:\t");
+	if (sscanf(buf, "Name:\t%31s", p->name) != 1 || !state || !ppid || !uid ||
+	    sscanf(uid, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+		return -1;
+	p->state = *state;
+	p->ppid = (pid_t)atoi(ppid);
+	for (int i = 0; i < 4; i++)
+		p->uid[i] = u[i];
+	return 0;
+}
+
+/* Call fn for every process until it returns non-zero; return that. */
+static int each_process(int (*fn)(const struct proc_info *, void *), void *arg)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *e;
+	int rc = 0;
+
+	ck_assert_ptr_nonnull(dir);
+	while (rc == 0 && (e = readdir(dir)) != NULL) {
+		struct proc_info p;
+		if (!isdigit((unsigned char)e->d_name[0]) ||
+		    proc_read((pid_t)atoi(e->d_name), &p) < 0)
+			continue;
+		rc = fn(&p, arg);
+	}
+	closedir(dir);
+	return rc;
+}
+
+struct uid_set {
+	const uid_t *uids;
+	size_t n;
+	int count;
+};
+
+/* A zombie has ended: it is only a pid its parent has not collected. */
+static int count_one(const struct proc_info *p, void *arg)
+{
+	struct uid_set *s = arg;
+
+	if (p->state == 'Z' || p->state == 'X')
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		for (int k = 0; k < 4; k++)
+			if (p->uid[k] == s->uids[i]) {
+				s->count++;
+				return 0;
+			}
+	return 0;
+}
+
+/* Live processes with any of their uids among uids[0..n). */
+static int processes_of(const uid_t *uids, size_t n)
+{
+	struct uid_set s = { .uids = uids, .n = n };
+
+	each_process(count_one, &s);
+	return s.count;
+}
+
+static int no_process_of(void *arg)
+{
+	const struct uid_set *s = arg;
+
+	return processes_of(s->uids, s->n) == 0;
+}
+
+struct child_query {
+	pid_t parent;
+	const char *name;
+	pid_t found;
+};
+
+static int match_child(const struct proc_info *p, void *arg)
+{
+	struct child_query *q = arg;
+
+	if (p->ppid != q->parent || strcmp(p->name, q->name) != 0)
+		return 0;
+	q->found = p->pid;
+	return 1;
+}
+
+/* The client's helper: the library starts it as the client's child. */
+static pid_t helper_of(pid_t client)
+{
+	struct child_query q = { .parent = client, .name = "isospawn-helper" };
+
+	each_process(match_child, &q);
+	ck_assert_msg(q.found > 0, "no isospawn-helper is a child of %d", (int)client);
+	return q.found;
+}
+
+/* Is a process of uid sleeping in `probe sleep`, past its exec? */
+static int asleep_in_probe(const struct proc_info *p, void *arg)
+{
+	static const char want[] = T_PROBE "\0sleep";
+	const uid_t *uid = arg;
+	char path[64], cmdline[256];
+	ssize_t len;
+
+	if (p->uid[0] != *uid || p->state != 'S')
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
+	len = read_text(path, cmdline, sizeof(cmdline));
+	return len >= (ssize_t)sizeof(want) && memcmp(cmdline, want, sizeof(want)) == 0;
+}
+
+static int guest_asleep(void *arg)
+{
+	return each_process(asleep_in_probe, arg);
+}
+
+/* The guest has exec'd `probe sleep` and sleeps: a signal now reaches it. */
+static void wait_asleep(uid_t uid)
+{
+	ck_assert_msg(within_ms(guest_asleep, &uid, 10000),
+		      "guest uid %u never got to sleep", (unsigned)uid);
+}
+
+static long status_number(pid_t pid, const char *key)
+{
+	char path[64], buf[4096];
+	const char *at;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	ck_assert_int_ge(read_text(path, buf, sizeof(buf)), 0);
+	at = status_field(buf, key);
+	ck_assert_msg(at != NULL, "%s: no %s", path, key);
+	return strtol(at, NULL, 10);
+}
+
+static int fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	ck_assert_msg(dir != NULL, "%s: %s", path, strerror(errno));
+	while ((e = readdir(dir)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Leases and scratch directories (root only)                          */
+
+/* Free when nobody holds its lock: we can take it (and drop it again). */
+static int lease_free(uid_t uid)
+{
+	char path[128];
+	int fd, free_now;
+
+	snprintf(path, sizeof(path), "%s/%u", S_LEASES, (unsigned)uid);
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd); /* releases the lock if we took it */
+	return free_now;
+}
+
+static int scratch_exists(uid_t uid)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%u", S_SCRATCH, (unsigned)uid);
+	return lstat(path, &st) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* An unprivileged client forked by a root test process                 */
+
+struct client {
+	pid_t pid;
+	int from; /* lines the client writes */
+	int to;	  /* the test's go-aheads */
+};
+
+/* Runs as S_CALLER; returns the client's exit status. */
+typedef int (*client_body)(int out, int in);
+
+static int client_error(int out, const char *what, int rc)
+{
+	dprintf(out, "error %s: %s (%s)\n", what, iso_strerror(rc), iso_last_error());
+	return 1;
+}
+
+static void client_wait_go(int in)
+{
+	char byte;
+
+	while (read(in, &byte, 1) < 0 && errno == EINTR)
+		;
+}
+
+static void client_start(struct client *c, client_body body)
+{
+	int up[2], down[2];
+
+	ck_assert_int_eq(geteuid(), 0);
+	ck_assert_int_eq(pipe2(up, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(down, O_CLOEXEC), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		close(up[0]);
+		close(down[1]);
+		if (setgroups(0, NULL) < 0 || setresgid(S_CALLER, S_CALLER, S_CALLER) < 0 ||
+		    setresuid(S_CALLER, S_CALLER, S_CALLER) < 0 || geteuid() != S_CALLER) {
+			dprintf(up[1], "error: cannot become uid %u: %s\n", S_CALLER,
+				strerror(errno));
+			_exit(1);
+		}
+		setenv("ISOSPAWN_HELPER", T_HELPER, 1);
+		_exit(body(up[1], down[0]));
+	}
+	close(up[1]);
+	close(down[0]);
+	c->from = up[0];
+	c->to = down[1];
+}
+
+/* One line from the client; the test fails on "error ..." or silence. */
+static void client_read(struct client *c, char *line, size_t n, int timeout_ms)
+{
+	uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000;
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd p = { .fd = c->from, .events = POLLIN };
+		uint64_t now = now_us();
+		ssize_t got;
+		char ch;
+
+		ck_assert_msg(now < deadline, "client silent for %d ms", timeout_ms);
+		if (poll(&p, 1, (int)((deadline - now + 999) / 1000)) <= 0)
+			continue;
+		got = read(c->from, &ch, 1);
+		ck_assert_msg(got == 1, "client ended without a word (after \"%.*s\")",
+			      (int)len, line);
+		if (ch == '\n')
+			break;
+		if (len < n - 1)
+			line[len++] = ch;
+	}
+	line[len] = '\0';
+	ck_assert_msg(strncmp(line, "error", 5) != 0, "client: %s", line);
+}
+
+static void client_go(struct client *c)
+{
+	ck_assert_int_eq(write(c->to, "g", 1), 1);
+}
+
+/* Returns the client's wait status. */
+static int client_end(struct client *c, int sig)
+{
+	int status = 0;
+
+	if (sig)
+		kill(c->pid, sig);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	close(c->from);
+	close(c->to);
+	return status;
+}
+
+/* Collect orphans handed to this process as subreaper (the helper and its
+ * reapers, once the client or the helper is killed). */
+static void reap_adopted(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Client: three guests asleep for a minute; report their uids, then wait
+ * to be killed. */
+static int client_three_sleepers(int out, int in)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_guest *g[3];
+	iso_conn *conn;
+	int rc;
+
+	(void)in;
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	for (int i = 0; i < 3; i++)
+		if ((rc = start(conn, argv, 0, -1, &g[i])) < 0)
+			return client_error(out, "iso_spawn", rc);
+	dprintf(out, "uids %u %u %u\n", (unsigned)iso_guest_uid(g[0]),
+		(unsigned)iso_guest_uid(g[1]), (unsigned)iso_guest_uid(g[2]));
+	for (;;)
+		pause();
+}
+
+static void read_three_uids(struct client *c, uid_t uids[3])
+{
+	char line[256];
+	unsigned u[3];
+
+	client_read(c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "uids %u %u %u", &u[0], &u[1], &u[2]) == 3,
+		      "client said: %s", line);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_ge(u[i], S_POOL_FIRST);
+		ck_assert_uint_le(u[i], S_POOL_LAST);
+		uids[i] = u[i];
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Many guests on one connection                                       */
+
+START_TEST(live_hundred_concurrent_guests_each_get_their_own_status)
+{
+	static char code[CONCURRENT_GUESTS][8], script[CONCURRENT_GUESTS][64];
+	iso_guest *g[CONCURRENT_GUESTS];
+	iso_conn *conn;
+
+	become(S_CALLER);
+	conn = open_conn();
+	for (int i = 0; i < CONCURRENT_GUESTS; i++) {
+		int k = i % 50;
+		snprintf(code[i], sizeof(code[i]), "%d", k);
+		/* Half end at once, half sleep 1 to 2 s first (longer than it
+		 * takes to start them all, so they overlap): they end in an
+		 * order unrelated to their requests'. */
+		snprintf(script[i], sizeof(script[i]), "sleep 1.%02d; exit %d",
+			 (i * 37) % 100, k);
+		const char *quick[] = { T_PROBE, "exit", code[i], NULL };
+		const char *slow[] = { "/bin/sh", "-c", script[i], NULL };
+		g[i] = must_start(conn, i % 2 ? slow : quick, 0);
+	}
+	/* Waited for last-first, so most statuses arrive for other guests
+	 * than the one being waited for. */
+	for (int i = CONCURRENT_GUESTS - 1; i >= 0; i--) {
+		must_end(g[i], 30000);
+		ck_assert_msg(iso_guest_outcome(g[i]) == ISO_OUTCOME_EXITED &&
+				      iso_guest_exit_code(g[i]) == i % 50,
+			      "guest %d: outcome %d code %d, expected exit %d", i,
+			      iso_guest_outcome(g[i]), iso_guest_code(g[i]), i % 50);
+	}
+	for (int i = 0; i < CONCURRENT_GUESTS; i++)
+		iso_guest_free(g[i]);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_out_of_order_completion_is_matched_to_its_request)
+{
+	const char *slow[] = { T_PROBE, "sleep", "1", NULL };
+	const char *quick[] = { T_PROBE, "exit", "7", NULL };
+	iso_guest *a, *b;
+	iso_conn *conn;
+
+	become(S_CALLER);
+	conn = open_conn();
+	a = must_start(conn, slow, 0);
+	b = must_start(conn, quick, 0);
+	must_end(b, 5000);
+	/* B's status came while A was still running. */
+	ck_assert_int_eq(iso_wait(a, 0), 1);
+	ck_assert_int_eq(iso_guest_outcome(b), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(b), 7);
+	must_end(a, 5000);
+	ck_assert_int_eq(iso_guest_outcome(a), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(a), 0);
+	ck_assert_int_eq(iso_guest_code(b), 7);
+	iso_guest_free(a);
+	iso_guest_free(b);
+	iso_close(conn);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* No orphans                                                           */
+
+START_TEST(live_grandchild_of_an_exited_guest_does_not_survive)
+{
+	const char *argv[] = { T_PROBE, "grandchild", "60", NULL };
+	struct uid_set s = { .n = 1 };
+	struct run r;
+	iso_conn *conn;
+	int grandchild = 0;
+
+	become(S_CALLER);
+	conn = open_conn();
+	run_guest(conn, argv, NULL, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.exit_code, 0);
+	/* The guest did leave a grandchild behind when it exited. */
+	ck_assert_msg(sscanf(r.out, "%d", &grandchild) == 1 && grandchild > 0,
+		      "probe said: %s", r.out);
+	s.uids = &r.uid;
+	ck_assert_msg(within_ms(no_process_of, &s, GONE_WITHIN_MS),
+		      "%d process(es) of guest uid %u still running",
+		      processes_of(&r.uid, 1), (unsigned)r.uid);
+	iso_close(conn);
+}
+END_TEST
+
+static int no_process_of_reaping(void *arg)
+{
+	reap_adopted();
+	return no_process_of(arg);
+}
+
+struct leftovers {
+	const uid_t *uids;
+	size_t n;
+	pid_t helper;
+	char what[256];
+};
+
+/* Nothing of the guests is left: no process, lease or scratch directory,
+ * and no helper either. */
+static int nothing_left(void *arg)
+{
+	struct leftovers *l = arg;
+	int n;
+
+	reap_adopted();
+	if ((n = processes_of(l->uids, l->n)) > 0) {
+		snprintf(l->what, sizeof(l->what), "%d guest process(es) running", n);
+		return 0;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		if (!lease_free(l->uids[i])) {
+			snprintf(l->what, sizeof(l->what), "lease of uid %u still held",
+				 (unsigned)l->uids[i]);
+			return 0;
+		}
+		if (scratch_exists(l->uids[i])) {
+			snprintf(l->what, sizeof(l->what), "scratch directory of uid %u still there",
+				 (unsigned)l->uids[i]);
+			return 0;
+		}
+	}
+	if (l->helper > 0 && !(kill(l->helper, 0) < 0 && errno == ESRCH)) {
+		snprintf(l->what, sizeof(l->what), "helper %d still there", (int)l->helper);
+		return 0;
+	}
+	return 1;
+}
+
+START_TEST(live_sigkill_of_client_leaves_no_guest_lease_scratch_or_helper)
+{
+	struct client c;
+	struct leftovers l = { .n = 3 };
+	uid_t uids[3];
+	uint64_t t0;
+
+	/* The orphaned helper comes to us, so we see the moment it is gone. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	client_start(&c, client_three_sleepers);
+	read_three_uids(&c, uids);
+	l.uids = uids;
+	l.helper = helper_of(c.pid);
+	/* Everything that must vanish is there to begin with. */
+	for (int i = 0; i < 3; i++) {
+		wait_asleep(uids[i]);
+		ck_assert_msg(!lease_free(uids[i]), "uid %u runs without a lease",
+			      (unsigned)uids[i]);
+		ck_assert_msg(scratch_exists(uids[i]), "uid %u has no scratch directory",
+			      (unsigned)uids[i]);
+	}
+	t0 = now_us();
+	client_end(&c, SIGKILL);
+	ck_assert_msg(within_ms(nothing_left, &l, GONE_WITHIN_MS),
+		      "%.0f ms after the client was killed: %s",
+		      (double)(now_us() - t0) / 1000, l.what);
+}
+END_TEST
+
+START_TEST(live_guests_die_with_a_killed_helper)
+{
+	struct client c;
+	struct uid_set s = { .n = 3 };
+	uid_t uids[3];
+	pid_t helper;
+
+	/* The dying helper's reapers come to us and are collected. */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	client_start(&c, client_three_sleepers);
+	read_three_uids(&c, uids);
+	s.uids = uids;
+	helper = helper_of(c.pid);
+	for (int i = 0; i < 3; i++)
+		wait_asleep(uids[i]);
+	ck_assert_int_eq(kill(helper, SIGKILL), 0);
+	ck_assert_msg(within_ms(no_process_of_reaping, &s, GONE_WITHIN_MS),
+		      "%d guest process(es) outlived the helper by %d ms",
+		      processes_of(uids, 3), GONE_WITHIN_MS);
+	client_end(&c, SIGKILL);
+	reap_adopted();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The message channel                                                  */
+
+static char big[ISO_MESSAGE_MAX + 1], back[ISO_MESSAGE_MAX];
+
+START_TEST(live_channel_round_trip_keeps_message_boundaries)
+{
+	const char *argv[] = { T_PROBE, "echo", NULL };
+	const size_t lens[] = { 1, 5, 300, 1, 4096, 17 };
+	const size_t count = sizeof(lens) / sizeof(*lens);
+	iso_conn *conn;
+	iso_guest *g;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	ck_assert_int_ge(iso_channel_fd(g), 0);
+	/* All sent before any is read: only the boundaries separate them. */
+	for (size_t i = 0; i < count; i++)
+		ck_assert_int_eq(iso_send(g, big + i, lens[i]), 0);
+	for (size_t i = 0; i < count; i++) {
+		long got = iso_recv(g, back, sizeof(back), 5000);
+		ck_assert_msg(got == (long)lens[i], "message %zu: %ld bytes, sent %zu", i,
+			      got, lens[i]);
+		ck_assert(memcmp(back, big + i, lens[i]) == 0);
+	}
+	/* End of our side ends the echo. */
+	ck_assert_int_eq(shutdown(iso_channel_fd(g), SHUT_WR), 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(g), 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_channel_carries_a_message_of_exactly_iso_message_max)
+{
+	const char *argv[] = { T_PROBE, "echo", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+	long got;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 31 + 7);
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	ck_assert_msg(iso_send(g, big, ISO_MESSAGE_MAX) == 0, "%s", iso_last_error());
+	got = iso_recv(g, back, ISO_MESSAGE_MAX, 5000);
+	ck_assert_msg(got == ISO_MESSAGE_MAX, "%ld (%s)", got, iso_last_error());
+	ck_assert(memcmp(back, big, ISO_MESSAGE_MAX) == 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_channel_refuses_a_larger_send_with_emsgsize)
+{
+	const char *argv[] = { T_PROBE, "echo", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	memset(big, 'x', sizeof(big));
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	ck_assert_int_eq(iso_send(g, big, ISO_MESSAGE_MAX + 1), -EMSGSIZE);
+	/* Nothing of it went out: the next message is the next echo. */
+	ck_assert_int_eq(iso_send(g, "after", 5), 0);
+	ck_assert_int_eq(iso_recv(g, back, sizeof(back), 5000), 5);
+	ck_assert(memcmp(back, "after", 5) == 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+static void enable_channel(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_set_channel(spec, 1), 0);
+}
+
+/* Is `line` (without its newline) a whole line of text? */
+static int has_exact_line(const char *text, const char *line, size_t len)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (strncmp(p, line, len) == 0 && (p[len] == '\n' || p[len] == '\0'))
+			return 1;
+	return 0;
+}
+
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	return n;
+}
+
+START_TEST(live_channel_adds_only_isospawn_channel_fd_3_to_guest_env)
+{
+	const char *argv[] = { T_PROBE, "env", NULL };
+	static struct run plain, chan;
+	iso_conn *conn;
+
+	become(S_CALLER);
+	conn = open_conn();
+	run_guest(conn, argv, NULL, NULL, NULL, &plain);
+	run_guest(conn, argv, NULL, enable_channel, NULL, &chan);
+	iso_close(conn);
+	ck_assert_msg(plain.spawn_rc == 0 && chan.spawn_rc == 0, "%s %s", plain.msg, chan.msg);
+	ck_assert_int_eq(plain.exit_code, 0);
+	ck_assert_int_eq(chan.exit_code, 0);
+	ck_assert(has_exact_line(chan.out, "ISOSPAWN_CHANNEL_FD=3", 21));
+	ck_assert(!has_line(plain.out, "ISOSPAWN_CHANNEL_FD="));
+	ck_assert_int_eq(count_lines(chan.out), count_lines(plain.out) + 1);
+	for (const char *p = chan.out, *end; *p; p = *end ? end + 1 : end) {
+		size_t len = strcspn(p, "\n");
+		end = p + len;
+		if (len == 21 && strncmp(p, "ISOSPAWN_CHANNEL_FD=3", 21) == 0)
+			continue;
+		/* TMPDIR names the scratch directory, which follows the uid. */
+		if (strncmp(p, "TMPDIR=", 7) == 0)
+			ck_assert(has_line(plain.out, "TMPDIR="));
+		else
+			ck_assert_msg(has_exact_line(plain.out, p, len),
+				      "only with a channel: %.*s", (int)len, p);
+	}
+}
+END_TEST
+
+START_TEST(live_channel_recv_times_out_on_a_silent_guest)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+	uint64_t t0, waited_ms;
+	long got;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	t0 = now_us();
+	got = iso_recv(g, back, sizeof(back), 100);
+	waited_ms = (now_us() - t0) / 1000;
+	ck_assert_int_eq(got, ISO_RECV_TIMEOUT);
+	ck_assert_msg(waited_ms >= 99 && waited_ms < 300, "timed out after %llu ms",
+		      (unsigned long long)waited_ms);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_channel_recv_reads_eof_after_the_guest_exits)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_exit_code(g), 0);
+	ck_assert_int_eq(iso_recv(g, back, sizeof(back), 5000), ISO_RECV_EOF);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                              */
+
+START_TEST(live_kill_of_an_exited_guest_is_harmless)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	const char *again[] = { T_PROBE, "exit", "5", NULL };
+	iso_conn *conn;
+	iso_guest *g = NULL;
+	char sink[64];
+	int out[2], rc;
+
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	rc = start(conn, argv, 0, out[1], &g);
+	ck_assert_msg(rc == 0, "%s", iso_last_error());
+	close(out[1]);
+	/* End of file: the guest (and its reaper, which holds a copy) ended,
+	 * but this side has not read its status yet, so the helper gets the
+	 * request. */
+	while (read(out[0], sink, sizeof(sink)) > 0)
+		;
+	close(out[0]);
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(g), 0);
+	/* Known to have ended: the library answers alone. */
+	ck_assert_int_eq(iso_kill(g, SIGTERM), 0);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	iso_guest_free(g);
+	/* The connection still serves. */
+	g = must_start(conn, again, 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_exit_code(g), 5);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_sigterm_is_forwarded_through_the_reaper)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 0);
+	wait_asleep(iso_guest_uid(g));
+	ck_assert_int_eq(iso_kill(g, SIGTERM), 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_SIGNALED);
+	ck_assert_int_eq(iso_guest_code(g), SIGTERM);
+	ck_assert_int_eq(iso_guest_exit_code(g), 128 + SIGTERM);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* A supervisor may cancel a guest the moment it is started: the signal
+ * must not be lost while the reaper and the guest are still setting up. */
+START_TEST(live_sigterm_right_after_spawn_is_not_lost)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	iso_conn *conn;
+
+	become(S_CALLER);
+	conn = open_conn();
+	for (int i = 0; i < 20; i++) {
+		iso_guest *g = must_start(conn, argv, 0);
+		ck_assert_int_eq(iso_kill(g, SIGTERM), 0);
+		ck_assert_msg(iso_wait(g, 5000) == 0, "round %d: SIGTERM lost, guest still running", i);
+		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED &&
+				      iso_guest_code(g) == SIGTERM,
+			      "round %d: outcome %d code %d", i, iso_guest_outcome(g),
+			      iso_guest_code(g));
+		iso_guest_free(g);
+	}
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_guest_killing_itself_reports_signal_9)
+{
+	const char *argv[] = { T_PROBE, "kill-self", "9", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_SIGNALED);
+	ck_assert_int_eq(iso_guest_code(g), SIGKILL);
+	ck_assert_int_eq(iso_guest_exit_code(g), 128 + SIGKILL);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Precise status                                                       */
+
+static iso_guest *run_to_end(iso_conn *conn, const char *const *argv)
+{
+	iso_guest *g = must_start(conn, argv, 0);
+
+	must_end(g, 30000);
+	return g;
+}
+
+START_TEST(live_status_reports_the_exit_code)
+{
+	const char *argv[] = { T_PROBE, "exit", "42", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(g), 42);
+	ck_assert_int_eq(iso_guest_exit_code(g), 42);
+	ck_assert_int_eq(iso_guest_stage(g), ISO_STAGE_NONE);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_status_reports_the_signal)
+{
+	const char *argv[] = { T_PROBE, "kill-self", "15", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_SIGNALED);
+	ck_assert_int_eq(iso_guest_code(g), SIGTERM);
+	ck_assert_int_eq(iso_guest_exit_code(g), 128 + SIGTERM);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_missing_program_fails_at_exec_with_enoent)
+{
+	const char *argv[] = { T_BIN "/no-such-program", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(iso_guest_stage(g), ISO_STAGE_EXEC);
+	ck_assert_int_eq(iso_guest_code(g), ENOENT);
+	ck_assert_int_eq(iso_guest_exit_code(g), 127);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+#define NOT_EXECUTABLE T_ROOT "/supervise-not-executable"
+
+START_TEST(live_non_executable_file_fails_at_exec_with_eacces)
+{
+	const char *argv[] = { NOT_EXECUTABLE, NULL };
+	iso_conn *conn;
+	iso_guest *g;
+	int fd;
+
+	/* As root, before dropping: a readable file without x bits. */
+	fd = open(NOT_EXECUTABLE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
+	ck_assert_int_eq(write(fd, "#!/bin/sh\nexit 0\n", 17), 17);
+	close(fd);
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(iso_guest_stage(g), ISO_STAGE_EXEC);
+	ck_assert_int_eq(iso_guest_code(g), EACCES);
+	ck_assert_int_eq(iso_guest_exit_code(g), 126);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_wall_time_covers_the_guests_sleep)
+{
+	const char *argv[] = { T_PROBE, "sleep", "1", NULL };
+	uint64_t wall_us = 0;
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	ck_assert_int_eq(iso_guest_exit_code(g), 0);
+	iso_guest_usage(g, &wall_us, NULL, NULL, NULL);
+	ck_assert_uint_ge(wall_us, 1000000);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_cpu_limit_kill_reports_user_cpu)
+{
+	const char *argv[] = { T_PROBE, "cpuloop", NULL };
+	uint64_t user_us = 0;
+	iso_conn *conn;
+	iso_spec *spec;
+	iso_guest *g = NULL;
+	int rc;
+
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_int_eq(iso_spec_set_limit(spec, ISO_LIMIT_CPU, 1), 0);
+	rc = iso_spawn(conn, spec, &g);
+	iso_spec_free(spec);
+	ck_assert_msg(rc == 0, "%s", iso_last_error());
+	must_end(g, 30000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_LIMIT);
+	ck_assert_int_eq(iso_guest_limit(g), ISO_LIMIT_CPU);
+	iso_guest_usage(g, NULL, &user_us, NULL, NULL);
+	ck_assert_uint_gt(user_us, 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+START_TEST(live_status_reports_peak_rss)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	uint64_t rss = 0;
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = run_to_end(conn, argv);
+	iso_guest_usage(g, NULL, NULL, NULL, &rss);
+	ck_assert_uint_gt(rss, 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* The members isospawn(1) documents, in its order. */
+static const char *const json_keys[] = {
+	"outcome", "exit_code", "code",	      "signal",	    "stage", "errno", "limit",
+	"wall_us", "user_us",	"sys_us",     "maxrss_kib", "uid",   "notes",
+};
+#define JSON_KEYS (sizeof(json_keys) / sizeof(*json_keys))
+
+/* The raw text of each member's value, in values[i] (up to the next ','
+ * or '}'; none of the values here holds either), checking order and that
+ * there is no other member. */
+static void json_members(const char *text, char values[JSON_KEYS][64])
+{
+	const char *last = text;
+	int members = 0;
+
+	ck_assert_msg(text[0] == '{', "not an object: %s", text);
+	ck_assert_msg(strchr(text, '\n') == text + strlen(text) - 1 &&
+			      text[strlen(text) - 2] == '}',
+		      "not one object on one line: %s", text);
+	for (const char *p = text; (p = strstr(p, "\": ")) != NULL; p++)
+		members++;
+	ck_assert_msg(members == (int)JSON_KEYS, "%d members: %s", members, text);
+	for (size_t i = 0; i < JSON_KEYS; i++) {
+		char key[32];
+		const char *at;
+		snprintf(key, sizeof(key), "\"%s\": ", json_keys[i]);
+		at = strstr(text, key);
+		ck_assert_msg(at != NULL && at > last, "%s missing or out of order: %s",
+			      json_keys[i], text);
+		at += strlen(key);
+		snprintf(values[i], sizeof(values[i]), "%.*s", (int)strcspn(at, ",}"), at);
+		last = at;
+	}
+}
+
+static int is_number(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+static void read_status_file(const char *path, char *text, size_t n)
+{
+	ck_assert_msg(read_text(path, text, n) > 0, "%s: %s", path, strerror(errno));
+	unlink(path);
+}
+
+START_TEST(live_cli_status_json_writes_the_documented_fields)
+{
+	char path[64], text[2048], v[JSON_KEYS][64];
+	const char *exited[] = { "--status-json", path, "--", T_PROBE, "exit", "3", NULL };
+	const char *failed[] = { "--status-json", path, "--", T_BIN "/no-such-program", NULL };
+	struct run r;
+
+	become(S_CALLER);
+	snprintf(path, sizeof(path), "/tmp/live_supervise.%d.json", (int)getpid());
+
+	run_cli(exited, NULL, &r);
+	ck_assert_msg(r.exit_code == 3, "exit %d: %s", r.exit_code, r.err);
+	read_status_file(path, text, sizeof(text));
+	json_members(text, v);
+	ck_assert_str_eq(v[0], "\"exited\"");
+	ck_assert_str_eq(v[1], "3");
+	ck_assert_str_eq(v[2], "3");
+	ck_assert_str_eq(v[3], "null");
+	ck_assert_str_eq(v[4], "null");
+	ck_assert_str_eq(v[5], "null");
+	ck_assert_str_eq(v[6], "null");
+	for (int i = 7; i <= 11; i++)
+		ck_assert_msg(is_number(v[i]), "%s: %s", json_keys[i], v[i]);
+	ck_assert_msg(strtoull(v[10], NULL, 10) > 0, "maxrss_kib %s", v[10]);
+	ck_assert_uint_ge(strtoul(v[11], NULL, 10), S_POOL_FIRST);
+	ck_assert_uint_le(strtoul(v[11], NULL, 10), S_POOL_LAST);
+	ck_assert_str_eq(v[12], "\"\"");
+
+	run_cli(failed, NULL, &r);
+	ck_assert_msg(r.exit_code == 127, "exit %d: %s", r.exit_code, r.err);
+	read_status_file(path, text, sizeof(text));
+	json_members(text, v);
+	ck_assert_str_eq(v[0], "\"failed\"");
+	ck_assert_str_eq(v[1], "127");
+	ck_assert_int_eq(atoi(v[2]), ENOENT);
+	ck_assert_str_eq(v[3], "null");
+	ck_assert_str_eq(v[4], "\"exec\"");
+	ck_assert_str_eq(v[5], "\"ENOENT\"");
+	ck_assert_str_eq(v[6], "null");
+}
+END_TEST
+
+START_TEST(live_wait_with_timeout_returns_1_while_guest_runs)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	uint64_t t0, waited_ms;
+	iso_conn *conn;
+	iso_guest *g;
+	int rc;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 0);
+	t0 = now_us();
+	rc = iso_wait(g, 200);
+	waited_ms = (now_us() - t0) / 1000;
+	ck_assert_int_eq(rc, 1);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_RUNNING);
+	ck_assert_msg(waited_ms >= 199 && waited_ms < 500, "returned after %llu ms",
+		      (unsigned long long)waited_ms);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* No growth                                                            */
+
+static int spawn_and_reap(iso_conn *conn, int out)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	iso_guest *g = NULL;
+	int rc = start(conn, argv, 0, -1, &g);
+
+	if (rc < 0)
+		return client_error(out, "iso_spawn", rc);
+	rc = iso_wait(g, 30000);
+	if (rc != 0)
+		return client_error(out, "iso_wait", rc < 0 ? rc : -ETIMEDOUT);
+	if (iso_guest_exit_code(g) != 0) {
+		dprintf(out, "error guest: outcome %d code %d\n", iso_guest_outcome(g),
+			iso_guest_code(g));
+		return 1;
+	}
+	iso_guest_free(g);
+	return 0;
+}
+
+/* Client: warm up, let the test measure, spawn LEAK_SPAWNS guests one after
+ * the other, let it measure again. */
+static int client_many_spawns(int out, int in)
+{
+	iso_conn *conn;
+	uint64_t t0;
+	int rc;
+
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	for (int i = 0; i < WARMUP_SPAWNS; i++)
+		if (spawn_and_reap(conn, out) != 0)
+			return 1;
+	dprintf(out, "before\n");
+	client_wait_go(in);
+	t0 = now_us();
+	for (int i = 0; i < LEAK_SPAWNS; i++)
+		if (spawn_and_reap(conn, out) != 0)
+			return 1;
+	dprintf(out, "after %llu\n", (unsigned long long)(now_us() - t0));
+	client_wait_go(in);
+	iso_close(conn);
+	return 0;
+}
+
+START_TEST(live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged)
+{
+	unsigned long long elapsed_us = 0;
+	long rss_before, rss_after;
+	int fds_before, fds_after, status;
+	struct client c;
+	char line[256];
+	pid_t helper;
+
+	client_start(&c, client_many_spawns);
+	client_read(&c, line, sizeof(line), 120000);
+	ck_assert_str_eq(line, "before");
+	helper = helper_of(c.pid);
+	fds_before = fd_count(helper);
+	rss_before = status_number(helper, "\nVmRSS:");
+	client_go(&c);
+	client_read(&c, line, sizeof(line), 900000);
+	ck_assert_msg(sscanf(line, "after %llu", &elapsed_us) == 1, "client said: %s", line);
+	fds_after = fd_count(helper);
+	rss_after = status_number(helper, "\nVmRSS:");
+	client_go(&c);
+	status = client_end(&c, 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client status 0x%x",
+		      (unsigned)status);
+	fprintf(stderr,
+		"live_supervise: %d spawns in %.1f s, %.2f ms per spawn; helper fds %d -> %d, "
+		"VmRSS %ld -> %ld KiB\n",
+		LEAK_SPAWNS, (double)elapsed_us / 1e6, (double)elapsed_us / 1e3 / LEAK_SPAWNS,
+		fds_before, fds_after, rss_before, rss_after);
+	ck_assert_int_eq(fds_after, fds_before);
+	ck_assert_msg(rss_after - rss_before < RSS_GROWTH_MAX_KIB, "VmRSS grew %ld KiB",
+		      rss_after - rss_before);
+}
+END_TEST
+
+static Suite *supervise_suite(void)
+{
+	Suite *s = suite_create("live_supervise");
+	TCase *many = tcase_create("many_guests");
+	TCase *orphans = tcase_create("no_orphans");
+	TCase *channel = tcase_create("channel");
+	TCase *signals = tcase_create("signals");
+	TCase *status = tcase_create("status");
+	TCase *growth = tcase_create("no_growth");
+
+	tcase_add_test(many, live_hundred_concurrent_guests_each_get_their_own_status);
+	tcase_add_test(many, live_out_of_order_completion_is_matched_to_its_request);
+	tcase_add_test(orphans, live_grandchild_of_an_exited_guest_does_not_survive);
+	tcase_add_test(orphans, live_sigkill_of_client_leaves_no_guest_lease_scratch_or_helper);
+	tcase_add_test(orphans, live_guests_die_with_a_killed_helper);
+	tcase_add_test(channel, live_channel_round_trip_keeps_message_boundaries);
+	tcase_add_test(channel, live_channel_carries_a_message_of_exactly_iso_message_max);
+	tcase_add_test(channel, live_channel_refuses_a_larger_send_with_emsgsize);
+	tcase_add_test(channel, live_channel_adds_only_isospawn_channel_fd_3_to_guest_env);
+	tcase_add_test(channel, live_channel_recv_times_out_on_a_silent_guest);
+	tcase_add_test(channel, live_channel_recv_reads_eof_after_the_guest_exits);
+	tcase_add_test(signals, live_kill_of_an_exited_guest_is_harmless);
+	tcase_add_test(signals, live_sigterm_is_forwarded_through_the_reaper);
+	tcase_add_test(signals, live_sigterm_right_after_spawn_is_not_lost);
+	tcase_add_test(signals, live_guest_killing_itself_reports_signal_9);
+	tcase_add_test(status, live_status_reports_the_exit_code);
+	tcase_add_test(status, live_status_reports_the_signal);
+	tcase_add_test(status, live_missing_program_fails_at_exec_with_enoent);
+	tcase_add_test(status, live_non_executable_file_fails_at_exec_with_eacces);
+	tcase_add_test(status, live_wall_time_covers_the_guests_sleep);
+	tcase_add_test(status, live_cpu_limit_kill_reports_user_cpu);
+	tcase_add_test(status, live_status_reports_peak_rss);
+	tcase_add_test(status, live_cli_status_json_writes_the_documented_fields);
+	tcase_add_test(status, live_wait_with_timeout_returns_1_while_guest_runs);
+	tcase_add_test(growth, live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged);
+	tcase_set_timeout(many, 120);
+	tcase_set_timeout(orphans, 60);
+	tcase_set_timeout(channel, 60);
+	tcase_set_timeout(signals, 60);
+	tcase_set_timeout(status, 60);
+	tcase_set_timeout(growth, 1000);
+	suite_add_tcase(s, many);
+	suite_add_tcase(s, orphans);
+	suite_add_tcase(s, channel);
+	suite_add_tcase(s, signals);
+	suite_add_tcase(s, status);
+	suite_add_tcase(s, growth);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	harness_setup();
+	sr = srunner_create(supervise_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
