@@ -199,10 +199,12 @@ static int lease_get(struct iso_server *srv, struct iso_lease *lease,
  * more: keep the lease for the next spawn, or give it back. */
 static void lease_put(struct iso_server *srv, struct iso_lease *lease)
 {
-	if (srv->nidle < ISO_IDLE_LEASES)
+	if (srv->nidle < ISO_IDLE_LEASES) {
 		srv->idle[srv->nidle++] = *lease;
-	else
+	} else {
+		scratch_release(lease->uid);
 		lease_release(lease);
+	}
 	lease->lock_fd = -1;
 }
 
@@ -520,8 +522,11 @@ static void shutdown_all(struct iso_server *srv)
 	for (size_t i = 0; i < srv->high; i++)
 		if (srv->slots[i].id)
 			finish_guest(srv, &srv->slots[i]);
-	while (srv->nidle > 0)
-		lease_release(&srv->idle[--srv->nidle]);
+	while (srv->nidle > 0) {
+		struct iso_lease *l = &srv->idle[--srv->nidle];
+		scratch_release(l->uid);
+		lease_release(l);
+	}
 }
 
 int server_init(struct iso_server *srv, int sock, char *why, size_t n)

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy.h"
+#include "scratch.h"
 
 static struct iso_server server;
 
@@ -65,7 +66,8 @@ int main(int argc, char **argv)
 			 ISO_POLICY_PATH, (unsigned)server.caller.uid);
 		return refuse_client(EACCES, why);
 	}
-	if ((rc = state_prepare(why, sizeof(why))) < 0)
+	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
+	    (rc = scratch_prepare(why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);

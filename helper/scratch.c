@@ -5,6 +5,12 @@
  * deep trees. Root MUST NOT walk them: removal of a non-empty directory runs
  * in a child that has dropped to the guest's uid, so any trick the guest
  * planted only ever acts with the guest's own rights.
+ *
+ * An empty directory is not deleted but parked, root-only, under
+ * ISO_SCRATCH_DIR/.spare/<uid> and renamed back for the next guest of the
+ * same leased uid (its mode and ACLs reset): on ext4 a mkdir costs ~150 us
+ * of inode allocation per guest, a rename ~10 us. Nothing the guest wrote is
+ * kept: a directory with anything in it is removed.
  */
 #include "config.h"
 
@@ -14,17 +20,82 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "creds.h"
 #include "scratch.h"
 
+#define SPARE_DIR ISO_SCRATCH_DIR "/.spare"
+
 static void scratch_path(uid_t uid, char *path, size_t size)
 {
 	snprintf(path, size, "%s/%u", ISO_SCRATCH_DIR, (unsigned)uid);
+}
+
+static void spare_path(uid_t uid, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%u", SPARE_DIR, (unsigned)uid);
+}
+
+int scratch_prepare(char *why, size_t n)
+{
+	struct stat st;
+
+	if (mkdir(SPARE_DIR, 0700) < 0 && errno != EEXIST) {
+		snprintf(why, n, "mkdir %s: %s", SPARE_DIR, strerror(errno));
+		return -errno;
+	}
+	if (lstat(SPARE_DIR, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 077)) {
+		snprintf(why, n, "%s must be a directory owned by root, mode 0700",
+			 SPARE_DIR);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Only "." and ".." in it? Never follows a link. */
+static int dir_is_empty(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	int empty = 1;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (empty && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+/* Take the parked directory back, as new: owner, mode, no ACL. */
+static int reuse_spare(uid_t uid, const char *path)
+{
+	char spare[ISO_SCRATCH_PATH_MAX + 16];
+
+	spare_path(uid, spare, sizeof(spare));
+	if (rename(spare, path) < 0)
+		return -errno;
+	if (lchown(path, uid, uid) < 0 || chmod(path, 0700) < 0 ||
+	    ((removexattr(path, "system.posix_acl_access") < 0 ||
+	      removexattr(path, "system.posix_acl_default") < 0) &&
+	     errno != ENODATA && errno != EOPNOTSUPP)) {
+		int err = errno;
+		(void)rmdir(path);
+		return -err;
+	}
+	return 0;
 }
 
 static int open_up(const char *path, const struct stat *st, int type,
@@ -75,6 +146,8 @@ int scratch_create(uid_t uid, char *path, size_t path_size, char *why,
 		   size_t n)
 {
 	scratch_path(uid, path, path_size);
+	if (reuse_spare(uid, path) == 0)
+		return 0;
 	if (mkdir(path, 0700) < 0) {
 		if (errno != EEXIST) {
 			snprintf(why, n, "mkdir %s: %s", path, strerror(errno));
@@ -109,5 +182,19 @@ void scratch_remove(uid_t uid, int keep, unsigned id)
 		if (rename(path, kept) == 0)
 			return;
 	}
+	if (dir_is_empty(path)) {
+		char spare[ISO_SCRATCH_PATH_MAX + 16];
+		spare_path(uid, spare, sizeof(spare));
+		if (rename(path, spare) == 0)
+			return;
+	}
 	remove_dir(uid, path);
+}
+
+void scratch_release(uid_t uid)
+{
+	char spare[ISO_SCRATCH_PATH_MAX + 16];
+
+	spare_path(uid, spare, sizeof(spare));
+	(void)rmdir(spare);
 }
