@@ -632,6 +632,11 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 		if (rc < 0)
 			return rc;
 	}
+	/* Limits are rlimits (nproc is exact: one uid per guest); no cgroup
+	 * is created, and the client is told so rather than left to assume. */
+	size_t used = strlen(c->notes);
+	snprintf(c->notes + used, sizeof c->notes - used,
+		 "%slimits: rlimits only, no cgroup", used ? "; " : "");
 	return 0;
 }
 
