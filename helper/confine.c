@@ -636,7 +636,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 	 * is created, and the client is told so rather than left to assume. */
 	size_t used = strlen(c->notes);
 	snprintf(c->notes + used, sizeof c->notes - used,
-		 "%slimits: rlimits only, no cgroup", used ? "; " : "");
+		 "%slimits: rlimits only (no cgroup)", used ? "; " : "");
 	return 0;
 }
 

@@ -1181,7 +1181,8 @@ START_TEST(live_cli_status_json_writes_the_documented_fields)
 	ck_assert_msg(strtoull(v[10], NULL, 10) > 0, "maxrss_kib %s", v[10]);
 	ck_assert_uint_ge(strtoul(v[11], NULL, 10), S_POOL_FIRST);
 	ck_assert_uint_le(strtoul(v[11], NULL, 10), S_POOL_LAST);
-	ck_assert_str_eq(v[12], "\"\"");
+	/* The standing note: limits are rlimits, no cgroup. */
+	ck_assert_str_eq(v[12], "\"limits: rlimits only (no cgroup)\"");
 
 	run_cli(failed, NULL, &r);
 	ck_assert_msg(r.exit_code == 127, "exit %d: %s", r.exit_code, r.err);
