@@ -31,6 +31,7 @@
 #include "creds.h"
 
 #define LEASE_DIR ISO_STATE_DIR "/leases"
+#define ISO_SCRATCH_PARENT ISO_SCRATCH_DIR "/.."
 
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 {
@@ -97,6 +98,12 @@ int state_prepare(char *why, size_t n)
 	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
 	    (rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
 		return rc;
+	/* The scratch parent ships with the package (make install creates
+	 * it too); a missing one is made root-owned, never loosened. */
+	if (mkdir(ISO_SCRATCH_PARENT, 0755) < 0 && errno != EEXIST) {
+		snprintf(why, n, "mkdir %s: %s", ISO_SCRATCH_PARENT, strerror(errno));
+		return -errno;
+	}
 	/* 0711: a guest can reach its own scratch directory by name but
 	 * cannot list the others. */
 	return ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n);
@@ -111,14 +118,14 @@ void uid_sweep(uid_t uid)
 	pid = fork();
 	if (pid == 0) {
 		/* kill(-1) reaches exactly the processes this uid may signal:
-		 * those whose real or saved uid is `uid`. Repeat until none
-		 * is left so a forking guest cannot outrun one pass. */
+		 * those whose real or saved uid is `uid`. One pass is enough:
+		 * the kernel walks the task list under the lock fork() needs
+		 * to add a child, and a process with SIGKILL pending cannot
+		 * fork, so no process of the uid can appear behind the walk. */
 		if (setresuid(uid, uid, uid) < 0)
 			_exit(1);
-		for (int i = 0; i < 100; i++)
-			if (kill(-1, SIGKILL) < 0 && errno == ESRCH)
-				_exit(0);
-		_exit(1);
+		(void)kill(-1, SIGKILL);
+		_exit(0);
 	}
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
