@@ -165,20 +165,23 @@ ISO_PUBLIC int iso_wait(iso_guest *guest, int timeout_ms)
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	for (;;) {
-		struct pollfd p = { .fd = conn->fd, .events = POLLIN };
-		int left = timeout_ms > 0 ? ms_left(&deadline) :
-			   timeout_ms == 0 ? 0 :
-					     -1;
-		int rc = poll(&p, 1, left);
+		int rc;
 
-		if (rc < 0)
-			/* EINTR, or a transient ENOMEM: either way the call
-			 * may simply be repeated. */
-			return iso__fail(-EINTR, "waiting for guest %d: %s",
-					 (int)guest->pid, strerror(errno));
-		if (rc == 0)
-			return 1;
-		rc = iso__receive(conn, 0);
+		/* Without a deadline a blocking receive is the wait: one
+		 * syscall per message instead of poll() and recvmsg(). */
+		if (timeout_ms >= 0) {
+			struct pollfd p = { .fd = conn->fd, .events = POLLIN };
+
+			rc = poll(&p, 1, timeout_ms > 0 ? ms_left(&deadline) : 0);
+			if (rc < 0)
+				/* EINTR, or a transient ENOMEM: either way the
+				 * call may simply be repeated. */
+				return iso__fail(-EINTR, "waiting for guest %d: %s",
+						 (int)guest->pid, strerror(errno));
+			if (rc == 0)
+				return 1;
+		}
+		rc = iso__receive(conn, timeout_ms < 0);
 		if (rc == -EINTR)
 			return iso__fail(-EINTR, "waiting for guest %d: %s",
 					 (int)guest->pid, strerror(EINTR));
@@ -355,27 +358,29 @@ ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	for (;;) {
-		struct pollfd p = { .fd = guest->channel_fd, .events = POLLIN };
-		int left = timeout_ms > 0 ? ms_left(&deadline) :
-			   timeout_ms == 0 ? 0 :
-					     -1;
-		int rc = poll(&p, 1, left);
-		ssize_t n;
-
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc < 0)
-			return iso__fail(-ENOTCONN, "channel to guest %d: %s",
-					 (int)guest->pid, strerror(errno));
-		if (rc == 0)
-			return ISO_RECV_TIMEOUT;
 		/* MSG_TRUNC: the real length, to tell an oversize message
 		 * (consumed whole, as SOCK_SEQPACKET does) from one that
-		 * fits exactly. */
-		n = recv(guest->channel_fd, buf, cap, MSG_TRUNC | MSG_DONTWAIT);
+		 * fits exactly. Tried before poll(): a conversation that
+		 * keeps the channel busy then costs one syscall a message. */
+		ssize_t n = recv(guest->channel_fd, buf, cap,
+				 MSG_TRUNC | MSG_DONTWAIT);
+
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-			      errno == EINTR))
+			      errno == EINTR)) {
+			struct pollfd p = { .fd = guest->channel_fd,
+					    .events = POLLIN };
+			int left = timeout_ms > 0 ? ms_left(&deadline) :
+				   timeout_ms == 0 ? 0 :
+						     -1;
+			int rc = poll(&p, 1, left);
+
+			if (rc < 0 && errno != EINTR)
+				return iso__fail(-ENOTCONN, "channel to guest %d: %s",
+						 (int)guest->pid, strerror(errno));
+			if (rc == 0)
+				return ISO_RECV_TIMEOUT;
 			continue;
+		}
 		if (n < 0 && errno == ECONNRESET)
 			return ISO_RECV_EOF;
 		if (n < 0)
