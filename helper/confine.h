@@ -19,6 +19,10 @@
 
 struct sock_filter;
 
+/* Built-in paths plus the rule's read and write lists (one policy line
+ * each, so at most ISO_POLICY_WORDS_MAX words). */
+#define ISO_LANDLOCK_FIXED_MAX (32 + 2 * ISO_POLICY_WORDS_MAX)
+
 struct iso_confine {
 	const struct iso_rule *rule;
 	int landlock_abi;	/* what the kernel reports, 0 = none */
@@ -27,6 +31,12 @@ struct iso_confine {
 	size_t bpf_len;		/* instructions */
 	unsigned compile_count;	/* times a filter was compiled (tests) */
 	char notes[256];	/* degraded modes accepted, for the client */
+	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
+	 * the rights each gets, so a guest only adds rules for them. */
+	uint64_t handled_fs;
+	int fixed_fd[ISO_LANDLOCK_FIXED_MAX];
+	uint64_t fixed_rights[ISO_LANDLOCK_FIXED_MAX];
+	size_t nfixed;
 };
 
 /* The kernel's Landlock ABI version, 0 when unavailable. */
