@@ -31,7 +31,6 @@
 #include "creds.h"
 
 #define LEASE_DIR ISO_STATE_DIR "/leases"
-#define ISO_SCRATCH_PARENT ISO_SCRATCH_DIR "/.."
 
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 {
