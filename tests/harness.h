@@ -48,6 +48,31 @@ iso_conn *open_conn(void);
 void run_cli(const char *const *args, const char *const *extra_env,
 	     struct run *r);
 
+/* What the tests read of a process in /proc (as they may: own uid, or
+ * root). */
+struct proc_info {
+	pid_t pid, ppid;
+	char state;
+	char name[32];
+	uid_t uid[4]; /* real, effective, saved, filesystem */
+};
+
+/* Up to size - 1 bytes of a small file, NUL-terminated; -1 if unreadable. */
+ssize_t read_text(const char *path, char *buf, size_t size);
+/* The text after key (such as "\nUid:\t") in a status file, or NULL. */
+const char *status_field(const char *buf, const char *key);
+/* Call fn for every process until it returns non-zero; return that. */
+int each_process(int (*fn)(const struct proc_info *, void *), void *arg);
+/* A set of uids and how many live processes hold one of them. */
+struct uid_set {
+	const uid_t *uids;
+	size_t n;
+	int count;
+};
+
+/* Live (not zombie) processes with any of their uids among uids[0..n). */
+int processes_of(const uid_t *uids, size_t n);
+
 /* Does the text contain a line starting with prefix? */
 int has_line(const char *text, const char *prefix);
 

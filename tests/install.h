@@ -14,6 +14,8 @@
 #define T_CLI T_BIN "/isospawn"
 #define T_LIB T_ROOT "/lib"
 #define T_SHARED T_ROOT "/shared"   /* may-read/may-write for the caller */
+#define T_SCRATCH T_ROOT "/scratch"  /* the test helper's ISO_SCRATCH_DIR */
+#define T_LEASES T_ROOT "/run/leases" /* its lease files (root only) */
 
 /* Callers named in tests/policy.conf.in. */
 #define T_CALLER 65534u	     /* the main unprivileged caller (nobody) */

@@ -28,7 +28,6 @@
 
 #include "harness.h"
 
-#define T_SCRATCH T_ROOT "/scratch"
 /* Callers of this file's rules in tests/policy.conf.in. */
 #define T_KILLER 4000010u    /* seccomp-action kill */
 #define T_NONE_ONLY 4000011u /* network none-only */
@@ -152,37 +151,6 @@ static void await_line(int fd, const char *line, char *buf, size_t cap)
 		len += (size_t)got;
 		buf[len] = '\0';
 	}
-}
-
-/* Processes whose real uid is uid, as an unprivileged caller sees /proc.
- * Called while the connection still holds the uid's lease, so no other
- * helper can have given it to a guest of its own. */
-static int count_processes_of(uid_t uid)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
-	int count = 0;
-
-	ck_assert_ptr_nonnull(proc);
-	while ((e = readdir(proc)) != NULL) {
-		char path[300], line[256];
-		unsigned real;
-		FILE *f;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
-		if (!(f = fopen(path, "re")))
-			continue; /* ended meanwhile */
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "Uid: %u", &real) == 1) {
-				count += real == uid;
-				break;
-			}
-		fclose(f);
-	}
-	closedir(proc);
-	return count;
 }
 
 static int path_exists(const char *path)
@@ -689,7 +657,7 @@ START_TEST(live_fork_bomb_stops_at_nproc_limit_leaving_nothing)
 	ck_assert_uint_lt(forks, 20);
 	/* The connection still holds the uid's lease: nobody else's guest
 	 * can be running under it. */
-	ck_assert_int_eq(count_processes_of(r.uid), 0);
+	ck_assert_int_eq(processes_of(&r.uid, 1), 0);
 	iso_close(c);
 }
 END_TEST
@@ -761,7 +729,7 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	ck_assert_int_eq(r.outcome, ISO_OUTCOME_TIMED_OUT);
 	ck_assert_int_eq(r.exit_code, 124);
 	ck_assert_uint_lt(now_ms() - started, 5000);
-	ck_assert_int_eq(count_processes_of(r.uid), 0);
+	ck_assert_int_eq(processes_of(&r.uid, 1), 0);
 
 	/* A guest with a child and a grandchild: all of them end. The longer
 	 * timeout leaves time to see that they all exist first. */
@@ -769,12 +737,12 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	uid = iso_guest_uid(g);
 	await_line(fd, "ready", out, sizeof(out));
 	/* The reaper, the guest, its child and its grandchild. */
-	ck_assert_int_ge(count_processes_of(uid), 4);
+	ck_assert_int_ge(processes_of(&uid, 1), 4);
 	ck_assert_int_eq(iso_wait(g, -1), 0);
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
 	iso_guest_usage(g, &wall_us, NULL, NULL, NULL);
 	ck_assert_uint_lt(wall_us, 5000000);
-	ck_assert_int_eq(count_processes_of(uid), 0);
+	ck_assert_int_eq(processes_of(&uid, 1), 0);
 	close(fd);
 	iso_guest_free(g);
 	iso_close(c);

@@ -44,8 +44,6 @@
 #define S_POOL_LAST 1900101799u
 
 /* The test helper's state (ISO_STATE_DIR, ISO_SCRATCH_DIR in Makefile.am). */
-#define S_LEASES T_ROOT "/run/leases"
-#define S_SCRATCH T_ROOT "/scratch"
 
 #define CONCURRENT_GUESTS 100
 #define WARMUP_SPAWNS 100
@@ -126,111 +124,6 @@ static void must_end(iso_guest *g, int timeout_ms)
 
 /* ------------------------------------------------------------------ */
 /* /proc                                                                */
-
-struct proc_info {
-	pid_t pid, ppid;
-	char state;
-	char name[32];
-	uid_t uid[4]; /* real, effective, saved, filesystem */
-};
-
-/* Up to size - 1 bytes of a small file, NUL-terminated; -1 if unreadable. */
-static ssize_t read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t got;
-
-	if (fd < 0)
-		return -1;
-	got = read(fd, buf, size - 1);
-	close(fd);
-	if (got < 0)
-		return -1;
-	buf[got] = '\0';
-	return got;
-}
-
-/* The text after key (such as "\nUid:\t") in a status file, or NULL. */
-static const char *status_field(const char *buf, const char *key)
-{
-	const char *at = strstr(buf, key);
-
-	return at ? at + strlen(key) : NULL;
-}
-
-static int proc_read(pid_t pid, struct proc_info *p)
-{
-	char path[64], buf[4096];
-	const char *state, *ppid, *uid;
-	unsigned u[4];
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return -1; /* gone in the meantime */
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	state = status_field(buf, "\nState:\t");
-	ppid = status_field(buf, "\nPPid:\t");
-	uid = status_field(buf, "\nUid:\t");
-	if (sscanf(buf, "Name:\t%31s", p->name) != 1 || !state || !ppid || !uid ||
-	    sscanf(uid, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
-		return -1;
-	p->state = *state;
-	p->ppid = (pid_t)atoi(ppid);
-	for (int i = 0; i < 4; i++)
-		p->uid[i] = u[i];
-	return 0;
-}
-
-/* Call fn for every process until it returns non-zero; return that. */
-static int each_process(int (*fn)(const struct proc_info *, void *), void *arg)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *e;
-	int rc = 0;
-
-	ck_assert_ptr_nonnull(dir);
-	while (rc == 0 && (e = readdir(dir)) != NULL) {
-		struct proc_info p;
-		if (!isdigit((unsigned char)e->d_name[0]) ||
-		    proc_read((pid_t)atoi(e->d_name), &p) < 0)
-			continue;
-		rc = fn(&p, arg);
-	}
-	closedir(dir);
-	return rc;
-}
-
-struct uid_set {
-	const uid_t *uids;
-	size_t n;
-	int count;
-};
-
-/* A zombie has ended: it is only a pid its parent has not collected. */
-static int count_one(const struct proc_info *p, void *arg)
-{
-	struct uid_set *s = arg;
-
-	if (p->state == 'Z' || p->state == 'X')
-		return 0;
-	for (size_t i = 0; i < s->n; i++)
-		for (int k = 0; k < 4; k++)
-			if (p->uid[k] == s->uids[i]) {
-				s->count++;
-				return 0;
-			}
-	return 0;
-}
-
-/* Live processes with any of their uids among uids[0..n). */
-static int processes_of(const uid_t *uids, size_t n)
-{
-	struct uid_set s = { .uids = uids, .n = n };
-
-	each_process(count_one, &s);
-	return s.count;
-}
 
 static int no_process_of(void *arg)
 {
@@ -330,7 +223,7 @@ static int lease_free(uid_t uid)
 	char path[128];
 	int fd, free_now;
 
-	snprintf(path, sizeof(path), "%s/%u", S_LEASES, (unsigned)uid);
+	snprintf(path, sizeof(path), "%s/%u", T_LEASES, (unsigned)uid);
 	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT;
@@ -344,7 +237,7 @@ static int scratch_exists(uid_t uid)
 	char path[128];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%u", S_SCRATCH, (unsigned)uid);
+	snprintf(path, sizeof(path), "%s/%u", T_SCRATCH, (unsigned)uid);
 	return lstat(path, &st) == 0;
 }
 
