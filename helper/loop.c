@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,11 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 		refuse(srv, id, EINVAL, req->program, why);
 		return;
 	}
+	/* Id 0 marks a free slot: a guest with it would be untracked. */
+	if (id == 0) {
+		refuse(srv, id, EINVAL, req->program, "request id 0 is reserved");
+		return;
+	}
 	if (find_guest(srv, id)) {
 		refuse(srv, id, EINVAL, req->program, "request id already names a live guest");
 		return;
@@ -498,7 +504,10 @@ static int next_timeout_ms(struct iso_server *srv, uint64_t now)
 	}
 	if (best == UINT64_MAX)
 		return -1;
-	return best <= now ? 0 : (int)((best - now + 999) / 1000);
+	if (best <= now)
+		return 0;
+	/* A deadline days away is reached by waking up on the way. */
+	return (best - now) / 1000 >= INT_MAX ? INT_MAX : (int)((best - now + 999) / 1000);
 }
 
 static void expire(struct iso_server *srv, uint64_t now)

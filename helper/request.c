@@ -101,6 +101,13 @@ static int decide_limits(const struct iso_rule *rule,
 		}
 		plan->limits[i] = req->limits[i];
 	}
+	/* The policy's own bound on timeouts (366 days) also bounds a rule
+	 * without a ceiling, so deadlines cannot overflow. */
+	if (req->timeout_ms > 31622400ull * 1000) {
+		snprintf(why, n, "timeout %llu ms is longer than 366 days",
+			 (unsigned long long)req->timeout_ms);
+		return -EINVAL;
+	}
 	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
 	if (rule->timeout_max_ms && (plan->timeout_ms == 0 ||
 				     plan->timeout_ms > rule->timeout_max_ms)) {

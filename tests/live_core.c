@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,55 @@ START_TEST(live_helper_works_with_closed_stdio)
 }
 END_TEST
 
+/* A hostile client speaking the wire directly: id 0 would name a free slot
+ * in the helper, a timeout of 2^64-1 ms would overflow its deadline. Both are
+ * refused by name; the helper goes on serving. */
+START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int sock, status;
+	pid_t pid;
+	long len;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 0, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
+	for (int round = 0; round < 3; round++) {
+		memset(&m, 0, sizeof(m));
+		m.type = ISO_MSG_SPAWN;
+		m.id = round == 0 ? 0 : (uint32_t)round;
+		m.u.spawn.program = T_PROBE;
+		m.u.spawn.argv[0] = T_PROBE;
+		m.u.spawn.argv[1] = "exit";
+		m.u.spawn.argv[2] = "0";
+		m.u.spawn.argc = 3;
+		if (round == 1)
+			m.u.spawn.timeout_ms = UINT64_MAX;
+		len = iso_wire_encode(&m, buf, sizeof(buf));
+		ck_assert_int_gt(len, 0);
+		ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+		read_msg(sock, &m, buf);
+		if (round == 2) {
+			ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
+			read_msg(sock, &m, buf);
+			ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+			continue;
+		}
+		ck_assert_int_eq(m.type, ISO_MSG_REFUSED);
+		ck_assert_int_eq(m.u.refused.err, EINVAL);
+		ck_assert_msg(strstr(m.u.refused.message, round == 0 ? "id 0" : "366 days"),
+			      "%s", m.u.refused.message);
+	}
+	close(sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
 START_TEST(live_helper_refuses_non_socket_fd3)
 {
 	char *argv[] = { "isospawn-helper", NULL };
@@ -479,6 +529,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_ignores_hostile_environment);
 	tcase_add_test(helper, live_helper_works_with_closed_stdio);
 	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
+	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
 	tcase_set_timeout(env, 60);
