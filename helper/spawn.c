@@ -186,7 +186,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	struct iso_report rep = { .magic = ISO_REPORT_MAGIC };
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	char why[200];
-	int status;
+	int status, rc;
 	pid_t pid;
 	sigset_t none;
 
@@ -199,10 +199,10 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	/* Its own session: no controlling terminal to inject into. */
 	if (setsid() < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
-	if (plan->network_none && confine_network_loopback(why, sizeof(why)) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, why);
-	if (creds_drop(uid, why, sizeof(why)) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, errno ? errno : EPERM, why);
+	if (plan->network_none && (rc = confine_network_loopback(why, sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
+	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
 	/* Set after the drop (a credential change clears it); then make
 	 * sure the helper did not already die in between. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
