@@ -1,0 +1,222 @@
+/*
+ * unit_request.c - request_decide(): a decoded SPAWN meets the caller's
+ * rule. Pure, so tested without privilege; the live tests repeat the
+ * important refusals through the real helper.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "policy.h"
+
+static const char policy_text[] =
+	"rule user:#1000 {\n"
+	"    pool 1900000000-1900000099\n"
+	"    programs /usr/bin/python3 /bin/true\n"
+	"    overrides FOO PATH\n"
+	"    forward LANG\n"
+	"    limit cpu 30\n"
+	"    limit as 1G\n"
+	"    timeout 60 10\n"
+	"    network none-only\n"
+	"    may-read /srv/data\n"
+	"    may-write /srv/out\n"
+	"}\n"
+	"rule user:#1001 {\n"
+	"    pool 1900000100-1900000199\n"
+	"    programs any\n"
+	"}\n";
+
+static struct iso_policy pol;
+static const struct iso_rule *strict, *open_rule;
+static struct iso_wire_spawn req;
+static struct iso_plan plan;
+static char why[512];
+
+static void setup(void)
+{
+	ck_assert_int_eq(policy_parse(policy_text, sizeof(policy_text) - 1, "t.conf",
+				      &pol, why, sizeof(why)), 0);
+	strict = &pol.rules[0];
+	open_rule = &pol.rules[1];
+	memset(&req, 0, sizeof(req));
+	req.program = "/bin/true";
+	req.argv[0] = "true";
+	req.argc = 1;
+	why[0] = '\0';
+}
+
+static void teardown(void)
+{
+	plan_release(&plan);
+	policy_free(&pol);
+}
+
+static int decide(const struct iso_rule *rule)
+{
+	plan_release(&plan);
+	return request_decide(rule, &req, &plan, why, sizeof(why));
+}
+
+START_TEST(listed_program_accepted_with_rule_defaults)
+{
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_str_eq(plan.program, "/bin/true");
+	ck_assert_uint_eq(plan.limits[ISO_LIMIT_CPU], 30);
+	ck_assert_uint_eq(plan.limits[ISO_LIMIT_AS], 1ull << 30);
+	ck_assert_uint_eq(plan.limits[ISO_LIMIT_NOFILE], iso_default_ceiling[ISO_LIMIT_NOFILE]);
+	ck_assert_uint_eq(plan.timeout_ms, 10000);
+	ck_assert_int_eq(plan.network_none, 1);
+	ck_assert_int_eq(plan.stdio[0], -1);
+}
+END_TEST
+
+START_TEST(unlisted_program_refused_by_name)
+{
+	req.program = "/usr/bin/perl";
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "/usr/bin/perl"));
+	ck_assert_ptr_null(plan.envp);
+}
+END_TEST
+
+START_TEST(program_path_must_be_normal)
+{
+	static const char *const bad[] = { "bin/true", "/bin/../bin/true", "/bin//true",
+					   "/bin/./true", "/bin/true/" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		req.program = bad[i];
+		ck_assert_msg(decide(open_rule) == -EINVAL, "%s accepted", bad[i]);
+	}
+}
+END_TEST
+
+START_TEST(limit_below_ceiling_is_used)
+{
+	req.limits[ISO_LIMIT_CPU] = 5;
+	req.limits_set = 1u << ISO_LIMIT_CPU;
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_uint_eq(plan.limits[ISO_LIMIT_CPU], 5);
+}
+END_TEST
+
+START_TEST(limit_above_ceiling_refused_by_name_not_lowered)
+{
+	req.limits[ISO_LIMIT_AS] = (1ull << 30) + 1;
+	req.limits_set = 1u << ISO_LIMIT_AS;
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "limit as="));
+}
+END_TEST
+
+START_TEST(timeout_within_and_above_ceiling)
+{
+	req.timeout_ms = 60000;
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_uint_eq(plan.timeout_ms, 60000);
+	req.timeout_ms = 60001;
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "timeout"));
+}
+END_TEST
+
+START_TEST(timeout_beyond_a_year_refused_without_ceiling)
+{
+	req.timeout_ms = UINT64_MAX;
+	ck_assert_int_eq(decide(open_rule), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "366 days"));
+}
+END_TEST
+
+START_TEST(host_network_refused_by_none_only_rule)
+{
+	req.network = ISO_NETWORK_HOST;
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "network host"));
+	ck_assert_int_eq(decide(open_rule), 0);
+	ck_assert_int_eq(plan.network_none, 0);
+}
+END_TEST
+
+START_TEST(paths_only_beneath_may_read_and_may_write)
+{
+	req.read_paths[0] = "/srv/data/set1";
+	ck_assert_int_eq(decide(strict), 0);
+	req.read_paths[0] = "/srv/out/log"; /* write access implies read */
+	ck_assert_int_eq(decide(strict), 0);
+	req.read_paths[0] = "/srv/database"; /* a prefix, not beneath */
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "/srv/database"));
+	req.read_paths[0] = NULL;
+	req.write_paths[0] = "/srv/data/x";
+	ck_assert_int_eq(decide(strict), -EACCES);
+	req.write_paths[0] = "/srv/out/../data";
+	ck_assert_int_eq(decide(strict), -EINVAL);
+}
+END_TEST
+
+START_TEST(environment_built_with_rule_and_strict_source)
+{
+	req.forward[0] = "LANG=C.UTF-8";
+	req.forward[1] = "PYTHONPATH=/opt/x"; /* allow-listed, but not forwarded by the rule */
+	req.nforward = 2;
+	req.overrides[0] = "FOO=1";
+	req.noverrides = 1;
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_str_eq(plan.envp[0], "LANG=C.UTF-8");
+	ck_assert_str_eq(plan.envp[1], "PATH=" ISO_GUEST_PATH);
+	ck_assert_str_eq(plan.envp[2], "FOO=1");
+	ck_assert_ptr_null(plan.envp[3]);
+}
+END_TEST
+
+START_TEST(env_refusal_is_eacces_and_names_the_variable)
+{
+	req.overrides[0] = "BAR=1"; /* not in the rule's overrides */
+	req.noverrides = 1;
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "BAR"));
+	req.overrides[0] = "LD_PRELOAD=/x.so";
+	ck_assert_int_eq(decide(open_rule), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "LD_PRELOAD"));
+	ck_assert_ptr_null(strstr(why, "/x.so"));
+	req.overrides[0] = NULL;
+	req.noverrides = 0;
+	req.forward[0] = "SECRET=x"; /* a client that bypasses the library */
+	req.nforward = 1;
+	ck_assert_int_eq(decide(open_rule), -EACCES);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("request");
+	TCase *tc = tcase_create("decide");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, listed_program_accepted_with_rule_defaults);
+	tcase_add_test(tc, unlisted_program_refused_by_name);
+	tcase_add_test(tc, program_path_must_be_normal);
+	tcase_add_test(tc, limit_below_ceiling_is_used);
+	tcase_add_test(tc, limit_above_ceiling_refused_by_name_not_lowered);
+	tcase_add_test(tc, timeout_within_and_above_ceiling);
+	tcase_add_test(tc, timeout_beyond_a_year_refused_without_ceiling);
+	tcase_add_test(tc, host_network_refused_by_none_only_rule);
+	tcase_add_test(tc, paths_only_beneath_may_read_and_may_write);
+	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
+	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
