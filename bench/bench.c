@@ -433,7 +433,7 @@ static const struct mode modes[] = {
 	  T_CALLER, measure_library, NULL, NULL },
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
-	  ARGV("LD_LIBRARY_PATH=" T_LIB, "ISOSPAWN_HELPER=" T_HELPER) },
+	  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
 	{ '5', "bwrap --ro-bind / / --unshare-all (root)", 0, measure_command,
 	  ARGV("bwrap", "--ro-bind", "/", "/", "--unshare-all", "/bin/true"), NULL },
 	{ '6', "sudo -u nobody (root)", 0, measure_command,

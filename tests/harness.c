@@ -156,7 +156,7 @@ void run_cli(const char *const *args, const char *const *extra_env,
 		argv[n++] = *args;
 	argv[n] = NULL;
 	envp[e++] = "LD_LIBRARY_PATH=" T_LIB;
-	envp[e++] = "ISOSPAWN_HELPER=" T_HELPER;
+	envp[e++] = t_helper_env;
 	for (; extra_env && *extra_env && e < 63; extra_env++)
 		envp[e++] = *extra_env;
 	envp[e] = NULL;

@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,39 @@ static void install_policy(void)
 		die("policy");
 }
 
+char t_helper[128];
+char t_helper_env[160];
+static pid_t installer;
+
+static void remove_helper(void)
+{
+	/* Only in the installing process: Check's forked tests exit too. */
+	if (getpid() == installer)
+		(void)unlink(t_helper);
+}
+
+/* Setuid helpers left by test programs that did not exit normally. */
+static void remove_stale_helpers(void)
+{
+	DIR *d = opendir(T_BIN);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[300];
+		long pid;
+
+		if (sscanf(e->d_name, "isospawn-helper.%ld", &pid) != 1 ||
+		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", T_BIN, e->d_name);
+		(void)unlink(path);
+	}
+	closedir(d);
+	(void)unlink(T_BIN "/isospawn-helper"); /* the name older runs used */
+}
+
 void test_install(void)
 {
 	umask(022);
@@ -94,7 +129,12 @@ void test_install(void)
 	mkdir_root(T_BIN, 0755);
 	mkdir_root(T_LIB, 0755);
 	mkdir_root(T_SHARED, 0777);
-	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", T_HELPER, 04755);
+	remove_stale_helpers();
+	snprintf(t_helper, sizeof(t_helper), "%s/isospawn-helper.%d", T_BIN, (int)getpid());
+	snprintf(t_helper_env, sizeof(t_helper_env), "ISOSPAWN_HELPER=%s", t_helper);
+	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", t_helper, 04755);
+	installer = getpid();
+	atexit(remove_helper);
 	test_install_file(ISO_BUILDDIR "/tests/probe", T_PROBE, 0755);
 	test_install_file(ISO_BUILDDIR "/.libs/isospawn", T_CLI, 0755);
 	test_install_file(ISO_BUILDDIR "/.libs/libisospawn.so.0", T_LIB "/libisospawn.so.0", 0644);

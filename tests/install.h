@@ -9,7 +9,11 @@
 
 #define T_ROOT ISO_TEST_ROOT
 #define T_BIN T_ROOT "/bin"
-#define T_HELPER T_BIN "/isospawn-helper"
+/* The setuid test helper: one copy per test program, named with its pid and
+ * removed when that program exits, so no setuid binary outlives the tests. */
+extern char t_helper[];
+extern char t_helper_env[]; /* "ISOSPAWN_HELPER=" t_helper */
+#define T_HELPER t_helper
 #define T_PROBE T_BIN "/probe"
 #define T_CLI T_BIN "/isospawn"
 #define T_LIB T_ROOT "/lib"
@@ -28,7 +32,8 @@
 #define T_POOL_LAST 1900100999u
 
 /* Install helper (root, 4755), probe, CLI, library and policy under
- * T_ROOT, each atomically (tests run in parallel). Exits 99 on failure. */
+ * T_ROOT, each atomically (tests run in parallel). Exits 99 on failure.
+ * The helper is removed again when the calling process exits. */
 void test_install(void);
 
 /* Copy src to dst atomically, owned by root with `mode`. */
