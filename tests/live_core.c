@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -505,6 +506,71 @@ START_TEST(live_cli_exit_codes_follow_env_and_timeout)
 }
 END_TEST
 
+/* Every decision reaches syslog, with override names and never values. The
+ * test stands in for the syslog daemon on /dev/log (root part), while an
+ * unprivileged child is the client. Skipped where a real daemon owns
+ * /dev/log: the test will not take its socket away. */
+START_TEST(live_decisions_are_logged_without_values)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	char log[16384], line[1024];
+	size_t used = 0;
+	int sock, status;
+	pid_t client;
+
+	if (access("/dev/log", F_OK) == 0) {
+		printf("SKIP: /dev/log belongs to a running syslog daemon\n");
+		return;
+	}
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(sock, 0);
+	ck_assert_int_eq(bind(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	chmod("/dev/log", 0666);
+	client = fork();
+	ck_assert_int_ge(client, 0);
+	if (client == 0) {
+		const char *ok[] = { T_PROBE, "exit", "0", NULL };
+		const char *env_ok[] = { "FOO=hunter2-value", NULL };
+		const char *env_bad[] = { "LD_PRELOAD=/hunter2/evil.so", NULL };
+		iso_conn *c = NULL;
+		struct run r;
+
+		/* The restricted caller: no other test program uses it, so
+		 * every line naming it comes from this test. */
+		become(T_RESTRICTED);
+		if (iso_open(&c) < 0)
+			_exit(1);
+		run_guest(c, ok, env_ok, NULL, NULL, &r);
+		run_guest(c, ok, env_bad, NULL, NULL, &r);
+		iso_close(c);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	unlink("/dev/log");
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* Everything the helper sent is queued on the socket by now. */
+	for (;;) {
+		ssize_t n = recv(sock, line, sizeof(line) - 1, MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		line[n] = '\0';
+		if (strstr(line, "caller=4000001 ") && used + (size_t)n + 2 < sizeof(log)) {
+			memcpy(log + used, line, (size_t)n);
+			used += (size_t)n;
+			log[used++] = '\n';
+		}
+	}
+	log[used] = '\0';
+	close(sock);
+	ck_assert_msg(strstr(log, "isospawn-helper") && strstr(log, "connect caller=4000001 "), "%s", log);
+	ck_assert_msg(strstr(log, "spawn id=") && strstr(log, "overrides=FOO "), "%s", log);
+	ck_assert_msg(strstr(log, "exit id=") && strstr(log, "outcome=exited"), "%s", log);
+	ck_assert_msg(strstr(log, "refuse id=") && strstr(log, "LD_PRELOAD"), "%s", log);
+	ck_assert_msg(strstr(log, "disconnect caller=4000001 "), "%s", log);
+	ck_assert_msg(strstr(log, "hunter2") == NULL, "a value was logged: %s", log);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("live_core");
@@ -532,6 +598,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
+	tcase_add_test(helper, live_decisions_are_logged_without_values);
 	tcase_set_timeout(env, 60);
 	tcase_set_timeout(ids, 60);
 	tcase_set_timeout(helper, 60);
