@@ -232,6 +232,28 @@ static void read_msg(int sock, struct iso_wire_msg *m, uint8_t *buf)
 	ck_assert_msg(iso_wire_decode(buf, (size_t)len, m, why, sizeof(why)) == 0, "%s", why);
 }
 
+/* Send SPAWN of `probe COMMAND` (ARG may be NULL) on a raw connection. */
+static void send_probe_spawn(int sock, uint32_t id, const char *command,
+			     const char *arg, uint64_t timeout_ms)
+{
+	static uint8_t out[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	long len;
+
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_SPAWN;
+	m.id = id;
+	m.u.spawn.program = T_PROBE;
+	m.u.spawn.argv[0] = T_PROBE;
+	m.u.spawn.argv[1] = command;
+	m.u.spawn.argv[2] = arg;
+	m.u.spawn.argc = arg ? 3 : 2;
+	m.u.spawn.timeout_ms = timeout_ms;
+	len = iso_wire_encode(&m, out, sizeof(out));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
+}
+
 START_TEST(live_helper_refuses_argc_zero)
 {
 	char *argv[] = { NULL };
@@ -267,16 +289,7 @@ START_TEST(live_helper_ignores_hostile_environment)
 	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	ck_assert_msg(m.u.hello.err == 0, "refused: %s", m.u.hello.message);
 
-	memset(&m, 0, sizeof(m));
-	m.type = ISO_MSG_SPAWN;
-	m.id = 1;
-	m.u.spawn.program = T_PROBE;
-	m.u.spawn.argv[0] = T_PROBE;
-	m.u.spawn.argv[1] = "env";
-	m.u.spawn.argc = 2;
-	long len = iso_wire_encode(&m, buf, sizeof(buf));
-	ck_assert_int_gt(len, 0);
-	ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+	send_probe_spawn(sock, 1, "env", NULL, 0);
 	read_msg(sock, &m, buf);
 	ck_assert_msg(m.type == ISO_MSG_SPAWNED, "type %d", m.type);
 	read_msg(sock, &m, buf);
@@ -304,15 +317,7 @@ START_TEST(live_helper_works_with_closed_stdio)
 	read_msg(sock, &m, buf);
 	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	ck_assert_int_eq(m.u.hello.err, 0);
-	memset(&m, 0, sizeof(m));
-	m.type = ISO_MSG_SPAWN;
-	m.id = 7;
-	m.u.spawn.program = T_PROBE;
-	m.u.spawn.argv[0] = T_PROBE;
-	m.u.spawn.argv[1] = "fds";
-	m.u.spawn.argc = 2;
-	long len = iso_wire_encode(&m, buf, sizeof(buf));
-	ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+	send_probe_spawn(sock, 7, "fds", NULL, 0);
 	read_msg(sock, &m, buf);
 	ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
 	read_msg(sock, &m, buf);
@@ -337,26 +342,14 @@ START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 	static struct iso_wire_msg m;
 	int sock, status;
 	pid_t pid;
-	long len;
 
 	become(T_CALLER);
 	pid = start_helper_raw(argv, envp, 0, &sock);
 	read_msg(sock, &m, buf);
 	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	for (int round = 0; round < 3; round++) {
-		memset(&m, 0, sizeof(m));
-		m.type = ISO_MSG_SPAWN;
-		m.id = round == 0 ? 0 : (uint32_t)round;
-		m.u.spawn.program = T_PROBE;
-		m.u.spawn.argv[0] = T_PROBE;
-		m.u.spawn.argv[1] = "exit";
-		m.u.spawn.argv[2] = "0";
-		m.u.spawn.argc = 3;
-		if (round == 1)
-			m.u.spawn.timeout_ms = UINT64_MAX;
-		len = iso_wire_encode(&m, buf, sizeof(buf));
-		ck_assert_int_gt(len, 0);
-		ck_assert_int_eq(send(sock, buf, (size_t)len, 0), len);
+		send_probe_spawn(sock, (uint32_t)round, "exit", "0",
+				 round == 1 ? UINT64_MAX : 0);
 		read_msg(sock, &m, buf);
 		if (round == 2) {
 			ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
