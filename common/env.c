@@ -25,7 +25,7 @@ _Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned),
 
 /*
  * glibc's secure-mode list: UNSECURE_ENVVARS in sysdeps/generic/unsecvars.h
- * as of glibc 2.36, which ld.so strips for setuid programs because each one
+ * as of glibc 2.35 (2.36 dropped LD_USE_LOAD_BIAS), which ld.so strips for setuid programs because each one
  * steers the loader or libc into reading attacker-chosen files. glibc lists
  * GLIBC_TUNABLES only in builds without tunables (otherwise it filters it by
  * itself); we refuse it always. iso_env_is_unsafe_name() adds every LD_* and
@@ -41,6 +41,21 @@ static const char *const unsafe_names[] = {
 	"NIS_PATH",	   "NLSPATH",	       "RESOLV_HOST_CONF",
 	"RES_OPTIONS",	   "TMPDIR",	       "TZDIR",
 	NULL,
+};
+
+/*
+ * Names that make an interpreter or tool run code of the caller's choosing
+ * (sudo's env tables treat them so): a restricted `programs` list is no
+ * boundary while they pass as overrides. GIT_CONFIG* by prefix in
+ * iso_env_is_code_hook_name().
+ */
+static const char *const code_hook_names[] = {
+	"BASH_ENV",	 "ENV",		     "SHELLOPTS",     "BASHOPTS",
+	"PS4",		 "IFS",		     "PERL5LIB",      "PERL5OPT",
+	"PERLLIB",	 "PYTHONSTARTUP",    "PYTHONINSPECT", "PYTHONUSERBASE",
+	"RUBYLIB",	 "RUBYOPT",	     "NODE_OPTIONS",  "NODE_PATH",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH",   "TERMINFO",
+	"TERMINFO_DIRS", NULL,
 };
 
 static const char guest_path[] = "PATH=" ISO_GUEST_PATH;
@@ -145,13 +160,20 @@ int iso_env_is_unsafe_name(const char *name, size_t len)
 	       list_has(unsafe_names, name, len);
 }
 
-/* Locale and codec names: a '/', '%' or ".." would let the value pick a
- * locale or codec file outside the system directories. */
+int iso_env_is_code_hook_name(const char *name, size_t len)
+{
+	return name_has_prefix(name, len, "GIT_CONFIG") ||
+	       list_has(code_hook_names, name, len);
+}
+
+/* Locale, codec and terminal names: a '/', '%' or ".." would let the value
+ * pick a locale, codec or terminfo file outside the system directories. */
 static int is_locale_name(const char *name, size_t len)
 {
 	return name_is(name, len, "LANG") || name_is(name, len, "LANGUAGE") ||
 	       name_has_prefix(name, len, "LC_") ||
-	       name_is(name, len, "PYTHONIOENCODING");
+	       name_is(name, len, "PYTHONIOENCODING") ||
+	       name_is(name, len, "TERM");
 }
 
 /* A whole ".." component: "/tmp/..x" is a plain name. */
@@ -165,6 +187,22 @@ static int has_dotdot_component(const char *path)
 	return 0;
 }
 
+/* sudo's tz_is_safe(): glibc reads a TZ naming a file (":x", "/x") as a
+ * zone file, so only names beneath the zoneinfo directory are safe. */
+static int tz_is_safe(const char *value)
+{
+	const char *zoneinfo = ISO_ENV_ZONEINFO "/";
+
+	if (value[0] == ':')
+		value++;
+	if (value[0] == '/' && strncmp(value, zoneinfo, strlen(zoneinfo)) != 0)
+		return 0;
+	for (const unsigned char *c = (const unsigned char *)value; *c; c++)
+		if (*c <= ' ' || *c >= 0x7f)
+			return 0;
+	return strlen(value) < 4096 && !has_dotdot_component(value);
+}
+
 int iso_env_check_value(const char *name, size_t len, const char *value,
 			char *why, size_t why_size)
 {
@@ -174,6 +212,11 @@ int iso_env_check_value(const char *name, size_t len, const char *value,
 		return fail(why, why_size, -E2BIG,
 			    "%s: value longer than %d bytes",
 			    shown_name(shown, name, len), ISO_ENV_VALUE_MAX);
+	/* What bash once imported as a function definition (Shellshock). */
+	if (strncmp(value, "()", 2) == 0)
+		return fail(why, why_size, -EINVAL,
+			    "%s: value may not begin with '()'",
+			    shown_name(shown, name, len));
 	if (is_locale_name(name, len) &&
 	    (strpbrk(value, "/%") != NULL || strstr(value, "..") != NULL))
 		return fail(why, why_size, -EINVAL,
@@ -184,6 +227,11 @@ int iso_env_check_value(const char *name, size_t len, const char *value,
 		return fail(why, why_size, -EINVAL,
 			    "TMPDIR: value must be an absolute path without "
 			    "'..' components");
+	if (name_is(name, len, "TZ") && !tz_is_safe(value))
+		return fail(why, why_size, -EINVAL,
+			    "TZ: value must be printable, without spaces or "
+			    "'..' components, and absolute only beneath "
+			    ISO_ENV_ZONEINFO);
 	return 0;
 }
 
@@ -265,7 +313,7 @@ static int take_source(const char *const *source, unsigned mask,
 /* One override against the rules; duplicates are the caller's check. */
 static int check_override(const char *entry, size_t index,
 			  const struct iso_env_rules *rules, unsigned mask,
-			  char *why, size_t why_size)
+			  unsigned flags, char *why, size_t why_size)
 {
 	const char *eq = strchr(entry, '=');
 	size_t len = eq != NULL ? (size_t)(eq - entry) : 0;
@@ -286,6 +334,15 @@ static int check_override(const char *entry, size_t index,
 	if (listed != NULL && !list_has(listed, entry, len))
 		return fail(why, why_size, -EPERM,
 			    "override %s: not allowed by policy", name);
+	/* Where the policy picks the programs, these would pick what the
+	 * programs run; only a list naming them allows them. */
+	if ((flags & ISO_ENV_PROGRAMS_RESTRICTED) && listed == NULL &&
+	    (name_is(entry, len, "PATH") ||
+	     iso_env_is_code_hook_name(entry, len)))
+		return fail(why, why_size, -EPERM,
+			    "override %s: steers what a restricted program "
+			    "runs; not allowed unless the policy lists it",
+			    name);
 	unsafe_ok = rules != NULL && list_has(rules->unsafe_allowed, entry, len);
 	fwd = forwarded_index(entry, len);
 	on_forward_list = fwd >= 0 && (mask & (1u << fwd));
@@ -320,7 +377,7 @@ static size_t find_slot(const char *const *slots, size_t count,
 
 static int check_overrides(const char *const *overrides,
 			   const struct iso_env_rules *rules, unsigned mask,
-			   char *why, size_t why_size)
+			   unsigned flags, char *why, size_t why_size)
 {
 	char shown[SHOWN_NAME_SIZE];
 	size_t i;
@@ -333,7 +390,7 @@ static int check_overrides(const char *const *overrides,
 			return fail(why, why_size, -E2BIG,
 				    "more than %d overrides",
 				    ISO_ENV_OVERRIDES_MAX);
-		rc = check_override(overrides[i], i, rules, mask, why,
+		rc = check_override(overrides[i], i, rules, mask, flags, why,
 				    why_size);
 		if (rc < 0)
 			return rc;
@@ -404,14 +461,16 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 	if (out == NULL)
 		return fail(why, why_size, -EINVAL, "no place for the result");
 	*out = NULL;
-	if (flags & ~(unsigned)ISO_ENV_STRICT_SOURCE)
+	if (flags & ~(unsigned)(ISO_ENV_STRICT_SOURCE |
+				ISO_ENV_PROGRAMS_RESTRICTED))
 		return fail(why, why_size, -EINVAL, "unknown flags %#x",
 			    flags);
 	rc = forward_mask(rules, &mask, why, why_size);
 	if (rc == 0)
 		rc = take_source(source, mask, flags, taken, why, why_size);
 	if (rc == 0)
-		rc = check_overrides(overrides, rules, mask, why, why_size);
+		rc = check_overrides(overrides, rules, mask, flags, why,
+				     why_size);
 	if (rc == 0 && assemble(taken, overrides, out) < 0)
 		rc = fail(why, why_size, -ENOMEM, "out of memory");
 	return rc;

@@ -28,13 +28,24 @@ int iso_env_is_forwarded_name(const char *name, size_t len);
  * starting with "LD_" or "MALLOC_", else 0. */
 int iso_env_is_unsafe_name(const char *name, size_t len);
 
+/* 1 if name makes an interpreter or tool run code of the caller's choosing
+ * (the list under ISO_ENV_PROGRAMS_RESTRICTED in isospawn.h; GIT_CONFIG by
+ * prefix), else 0. PATH is not on it: iso_build_env() adds it under that
+ * flag. */
+int iso_env_is_code_hook_name(const char *name, size_t len);
+
 /*
  * Check a value for the variable `name` (NUL-terminated value): at most
- * ISO_ENV_VALUE_MAX bytes; for LANG, LANGUAGE, LC_* and PYTHONIOENCODING no
- * '/', '%' or ".."; for TMPDIR an absolute path without a ".." component.
+ * ISO_ENV_VALUE_MAX bytes; never beginning with "()"; for LANG, LANGUAGE,
+ * LC_*, PYTHONIOENCODING and TERM no '/', '%' or ".."; for TMPDIR an
+ * absolute path without a ".." component; for TZ sudo's tz_is_safe() rules
+ * (after an optional ':', printable without spaces, no ".." component,
+ * shorter than PATH_MAX, absolute only beneath ISO_ENV_ZONEINFO "/").
  * Returns 0; -E2BIG too long; -EINVAL refused content. On failure `why` (if
  * not NULL) names the variable, never the value.
  */
+#define ISO_ENV_ZONEINFO "/usr/share/zoneinfo"
+
 int iso_env_check_value(const char *name, size_t len, const char *value,
 			char *why, size_t why_size);
 

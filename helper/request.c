@@ -166,8 +166,9 @@ int request_decide(const struct iso_rule *rule,
 
 	/* Strict: what the client forwards must already be allow-listed. */
 	rc = iso_build_env(req->forward, req->overrides, &env_rules,
-			   ISO_ENV_STRICT_SOURCE, &plan->envp, env_why,
-			   sizeof(env_why));
+			   ISO_ENV_STRICT_SOURCE |
+				   (rule->programs_any ? 0 : ISO_ENV_PROGRAMS_RESTRICTED),
+			   &plan->envp, env_why, sizeof(env_why));
 	if (rc < 0) {
 		snprintf(why, n, "%s", env_why);
 		return rc == -EPERM ? -EACCES : rc;

@@ -64,7 +64,8 @@ ISO_PUBLIC const char *iso_strerror(int code);
 
 /*
  * Names forwarded from the caller's environment when set there. PATH is never
- * forwarded: the guest always gets ISO_GUEST_PATH.
+ * forwarded: the guest gets ISO_GUEST_PATH unless an explicit override sets
+ * it (see ISO_ENV_PROGRAMS_RESTRICTED).
  */
 #define ISO_FORWARDED_NAMES                                                   \
 	"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL",      \
@@ -99,6 +100,15 @@ enum {
 	 * as the client cannot know the policy. The helper uses this: what
 	 * the client forwards must already be allow-listed. */
 	ISO_ENV_STRICT_SOURCE = 1u << 0,
+	/* The policy restricts which programs run (a `programs` list, not
+	 * `any`): PATH and the names that make an interpreter or tool run
+	 * code of the caller's choosing (BASH_ENV, ENV, SHELLOPTS, BASHOPTS,
+	 * PS4, IFS, PERL5LIB, PERL5OPT, PERLLIB, PYTHONSTARTUP,
+	 * PYTHONINSPECT, PYTHONUSERBASE, RUBYLIB, RUBYOPT, NODE_OPTIONS,
+	 * NODE_PATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, CLASSPATH, GIT_CONFIG*,
+	 * TERMINFO, TERMINFO_DIRS) are refused as overrides (-EPERM) unless
+	 * rules->overrides lists them by name. The helper sets this itself. */
+	ISO_ENV_PROGRAMS_RESTRICTED = 1u << 1,
 };
 
 /*
@@ -107,12 +117,17 @@ enum {
  *      `source` (an environ-style "NAME=value" array, may be NULL);
  *   2. PATH=ISO_GUEST_PATH, whatever the source says;
  *   3. `overrides` ("NAME=value", may be NULL), merged last so an explicit
- *      value wins, each validated: well-formed name (at most
- *      ISO_ENV_NAME_MAX bytes), value at most ISO_ENV_VALUE_MAX bytes, not a
- *      loader-level name unless rules->unsafe_allowed lists it, within
- *      rules->overrides, given once only. Forwarded and override values are
- *      checked too: locale and encoding values may not contain '/', '%' or
- *      "..", TMPDIR must be an absolute path without "..".
+ *      value wins (PATH included), each validated: well-formed name (at
+ *      most ISO_ENV_NAME_MAX bytes), value at most ISO_ENV_VALUE_MAX bytes,
+ *      not a loader-level name unless rules->unsafe_allowed lists it,
+ *      within rules->overrides, given once only, not PATH or a code hook
+ *      under ISO_ENV_PROGRAMS_RESTRICTED unless rules->overrides lists it.
+ * Forwarded and override values are checked too: no value may begin with
+ * "()" (a shell function definition); locale, encoding and TERM values may
+ * not contain '/', '%' or ".."; TMPDIR must be an absolute path without a
+ * ".." component; TZ (after an optional leading ':') must be printable
+ * without spaces, have no ".." component, be shorter than 4096 bytes and,
+ * when absolute, lie beneath /usr/share/zoneinfo/.
  * Pure: reads only its arguments, writes only *out and why.
  *
  * On success *out is a NULL-terminated "NAME=value" array in one

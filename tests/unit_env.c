@@ -17,7 +17,7 @@
 static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
 #define FORWARDED_COUNT (sizeof(forwarded) / sizeof(forwarded[0]) - 1)
 
-/* glibc 2.36 sysdeps/generic/unsecvars.h, plus GLIBC_TUNABLES. */
+/* glibc 2.35 sysdeps/generic/unsecvars.h, plus GLIBC_TUNABLES. */
 static const char *const unsafe[] = {
 	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES",
 	"LD_AUDIT", "LD_DEBUG", "LD_DEBUG_OUTPUT", "LD_DYNAMIC_WEAK",
@@ -190,6 +190,19 @@ START_TEST(test_result_names_are_subset_of_allowlist_path_and_overrides)
 					      "round %d: %.*s twice", round,
 					      (int)len, env[i]);
 		}
+		free(env);
+		/* Where programs are restricted, an override of PATH is
+		 * refused and the fixed value always stands. */
+		if (in_list(overrides, "PATH", 4)) {
+			ck_assert_int_eq(iso_build_env(source, overrides, NULL,
+						       ISO_ENV_PROGRAMS_RESTRICTED,
+						       &env, NULL, 0),
+					 -EPERM);
+			continue;
+		}
+		env = expect_built(source, overrides, NULL,
+				   ISO_ENV_PROGRAMS_RESTRICTED);
+		ck_assert_str_eq(env_value(env, "PATH"), ISO_GUEST_PATH);
 		free(env);
 	}
 }
@@ -456,6 +469,126 @@ START_TEST(test_unforwarded_name_refused_as_override_unless_listed)
 	rules.overrides = NULL;
 	rules.unsafe_allowed = listed;
 	free(expect_built(NULL, overrides, &rules, 0));
+}
+END_TEST
+
+/* Finding 5: names that steer what a restricted program runs. */
+static const char *const code_hooks[] = {
+	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PERL5LIB",
+	"PERL5OPT", "PERLLIB", "PYTHONSTARTUP", "PYTHONINSPECT",
+	"PYTHONUSERBASE", "RUBYLIB", "RUBYOPT", "NODE_OPTIONS", "NODE_PATH",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GIT_CONFIG",
+	"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_PARAMETERS",
+	"TERMINFO", "TERMINFO_DIRS", "PATH", NULL,
+};
+
+START_TEST(test_code_hooks_and_path_refused_when_programs_restricted_unless_listed)
+{
+	for (const char *const *name = code_hooks; *name; name++) {
+		char entry[64], needle[64];
+		const char *overrides[] = { entry, NULL };
+		const char *const listed[] = { "FOO", *name, NULL };
+		struct iso_env_rules rules = { .overrides = listed };
+		char **env;
+
+		snprintf(entry, sizeof(entry), "%s=/srv/x", *name);
+		snprintf(needle, sizeof(needle), "override %s: steers", *name);
+		expect_refused(NULL, overrides, NULL,
+			       ISO_ENV_PROGRAMS_RESTRICTED, -EPERM, needle);
+		expect_refused(NULL, overrides, NULL,
+			       ISO_ENV_STRICT_SOURCE |
+				       ISO_ENV_PROGRAMS_RESTRICTED,
+			       -EPERM, needle);
+		/* A rule that lists the name allows it... */
+		env = expect_built(NULL, overrides, &rules,
+				   ISO_ENV_PROGRAMS_RESTRICTED);
+		ck_assert_str_eq(env_value(env, *name), "/srv/x");
+		free(env);
+		/* ...and where programs are unrestricted an explicit value
+		 * wins, PATH included. */
+		env = expect_built(NULL, overrides, NULL, 0);
+		ck_assert_str_eq(env_value(env, *name), "/srv/x");
+		ck_assert_uint_eq(env_count(env), strcmp(*name, "PATH") ? 2 : 1);
+		free(env);
+		if (strcmp(*name, "PATH") != 0)
+			ck_assert_int_eq(iso_env_is_code_hook_name(*name,
+								   strlen(*name)),
+					 1);
+	}
+	ck_assert_int_eq(iso_env_is_code_hook_name("PATH", 4), 0);
+	ck_assert_int_eq(iso_env_is_code_hook_name("ENVX", 4), 0);
+	ck_assert_int_eq(iso_env_is_code_hook_name("GIT_DIR", 7), 0);
+	/* The fixed PATH itself is not an override and stays. */
+	char **env = expect_built(NULL, NULL, NULL, ISO_ENV_PROGRAMS_RESTRICTED);
+	ck_assert_str_eq(env[0], "PATH=" ISO_GUEST_PATH);
+	free(env);
+}
+END_TEST
+
+START_TEST(test_value_beginning_with_parentheses_refused)
+{
+	const char *overrides[] = { "FOO=() { /bin/sh; }", NULL };
+	const char *source[] = { "PYTHONPATH=() { :; }", NULL };
+
+	expect_refused(NULL, overrides, NULL, 0, -EINVAL,
+		       "FOO: value may not begin with '()'");
+	expect_refused(source, NULL, NULL, 0, -EINVAL,
+		       "PYTHONPATH: value may not begin with '()'");
+	overrides[0] = "FOO=( ) x";
+	free(expect_built(NULL, overrides, NULL, 0));
+	overrides[0] = "FOO=x()";
+	free(expect_built(NULL, overrides, NULL, 0));
+}
+END_TEST
+
+START_TEST(test_tz_checked_as_sudo_does)
+{
+	static const char *const safe[] = {
+		"UTC", "Europe/Paris", ":Europe/Paris", "EST5EDT,M3.2.0,M11.1.0",
+		"/usr/share/zoneinfo/UTC", ":/usr/share/zoneinfo/Asia/Tokyo",
+		"<+0330>-3:30", "a..b/c", NULL,
+	};
+	static const char *const unsafe_tz[] = {
+		"/etc/shadow", ":/etc/shadow", "/usr/share/zoneinfoX/UTC",
+		"/usr/share/zoneinfo", "../../../etc/shadow",
+		"Europe/../../etc/shadow", ":..", "/usr/share/zoneinfo/../x",
+		"Europe/Paris ", "a\tb", "caf\xc3\xa9", "x\x7f", NULL,
+	};
+	static char long_tz[4100];
+
+	for (const char *const *v = safe; *v; v++)
+		ck_assert_msg(iso_env_check_value("TZ", 2, *v, NULL, 0) == 0,
+			      "TZ=%s refused", *v);
+	for (const char *const *v = unsafe_tz; *v; v++) {
+		char entry[64], why[WHY_SIZE] = "";
+		const char *overrides[] = { entry, NULL };
+
+		ck_assert_msg(iso_env_check_value("TZ", 2, *v, why,
+						  sizeof(why)) == -EINVAL,
+			      "TZ=%s accepted", *v);
+		ck_assert_ptr_nonnull(strstr(why, "TZ:"));
+		snprintf(entry, sizeof(entry), "TZ=%s", *v);
+		expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TZ:");
+	}
+	memset(long_tz, 'a', 4096);
+	ck_assert_int_eq(iso_env_check_value("TZ", 2, long_tz, NULL, 0),
+			 -EINVAL);
+	long_tz[4095] = '\0';
+	ck_assert_int_eq(iso_env_check_value("TZ", 2, long_tz, NULL, 0), 0);
+}
+END_TEST
+
+START_TEST(test_term_with_slash_refused)
+{
+	const char *overrides[] = { "TERM=xterm-256color", NULL };
+
+	free(expect_built(NULL, overrides, NULL, 0));
+	overrides[0] = "TERM=../../tmp/evil";
+	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TERM:");
+	overrides[0] = "TERM=/tmp/evil";
+	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TERM:");
+	ck_assert_int_eq(iso_env_check_value("TERM", 4, "a/b", NULL, 0),
+			 -EINVAL);
 }
 END_TEST
 
@@ -785,6 +918,12 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, test_rules_overrides_restricts);
 	tcase_add_test(tc,
 		       test_unforwarded_name_refused_as_override_unless_listed);
+	tcase_add_test(
+	    tc,
+	    test_code_hooks_and_path_refused_when_programs_restricted_unless_listed);
+	tcase_add_test(tc, test_value_beginning_with_parentheses_refused);
+	tcase_add_test(tc, test_tz_checked_as_sudo_does);
+	tcase_add_test(tc, test_term_with_slash_refused);
 	tcase_add_test(tc, test_channel_name_reserved_for_helper);
 	tcase_add_test(tc, test_duplicate_override_refused);
 	tcase_add_test(tc, test_too_many_overrides_refused);

@@ -30,10 +30,14 @@ static const char policy_text[] =
 	"rule user:#1001 {\n"
 	"    pool 1900000100-1900000199\n"
 	"    programs any\n"
+	"}\n"
+	"rule user:#1002 {\n"
+	"    pool 1900000200-1900000299\n"
+	"    programs /bin/sh\n"
 	"}\n";
 
 static struct iso_policy pol;
-static const struct iso_rule *strict, *open_rule;
+static const struct iso_rule *strict, *open_rule, *one_script;
 static struct iso_wire_spawn req;
 static struct iso_plan plan;
 static char why[512];
@@ -44,6 +48,7 @@ static void setup(void)
 				      &pol, why, sizeof(why)), 0);
 	strict = &pol.rules[0];
 	open_rule = &pol.rules[1];
+	one_script = &pol.rules[2];
 	memset(&req, 0, sizeof(req));
 	req.program = "/bin/true";
 	req.argv[0] = "true";
@@ -194,6 +199,37 @@ START_TEST(env_refusal_is_eacces_and_names_the_variable)
 }
 END_TEST
 
+/* Finding 5: with programs restricted, `overrides any` still refuses the
+ * names that steer what the program runs, and PATH; with programs any an
+ * explicit PATH wins. */
+START_TEST(code_hooks_and_path_refused_where_programs_are_restricted)
+{
+	static const char *const refused[] = { "BASH_ENV=/tmp/x", "PATH=/tmp",
+					       "NODE_OPTIONS=--require=/tmp/x",
+					       "GIT_CONFIG_COUNT=1", NULL };
+
+	req.program = "/bin/sh";
+	req.noverrides = 1;
+	for (const char *const *o = refused; *o; o++) {
+		req.overrides[0] = *o;
+		ck_assert_int_eq(decide(one_script), -EACCES);
+		ck_assert_msg(strncmp(why + strlen("override "), *o, strcspn(*o, "=")) == 0,
+			      "why: %s", why);
+		ck_assert_int_eq(decide(open_rule), 0);
+	}
+	req.overrides[0] = "PATH=/opt/bin";
+	ck_assert_int_eq(decide(open_rule), 0);
+	ck_assert_str_eq(plan.envp[0], "PATH=/opt/bin");
+	/* A rule that lists the name allows it. */
+	req.program = "/bin/true";
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_str_eq(plan.envp[0], "PATH=/opt/bin");
+	req.overrides[0] = "FOO=1";
+	req.program = "/bin/sh";
+	ck_assert_int_eq(decide(one_script), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("request");
@@ -213,6 +249,7 @@ int main(void)
 	tcase_add_test(tc, paths_only_beneath_may_read_and_may_write);
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
+	tcase_add_test(tc, code_hooks_and_path_refused_where_programs_are_restricted);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
