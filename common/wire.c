@@ -159,6 +159,16 @@ static uint32_t get32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
+/* The first control byte (0x01-0x1f, 0x7f) of a path, or 0. A path reaches
+ * reasons and logs, where such a byte could forge a line or a field. */
+static uint8_t path_control_byte(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return p[i];
+	return 0;
+}
+
 static uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
@@ -205,7 +215,9 @@ static int put_str(struct writer *w, const struct rule *r, const char *s)
 	if (s == NULL)
 		return -EINVAL;
 	size_t len = strnlen(s, r->max);
-	if (len == r->max || (r->absolute && s[0] != '/'))
+	if (len == r->max ||
+	    (r->absolute &&
+	     (s[0] != '/' || path_control_byte((const uint8_t *)s, len))))
 		return -EINVAL;
 	put_field_header(w, r->tag, len + 1);
 	put_bytes(w, s, len + 1);
@@ -347,6 +359,10 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 			return refuse(why, why_size, -EBADMSG,
 				      "field %u (%s): path does not start with '/'",
 				      index, name);
+		if (r->absolute && path_control_byte(v, len - 1))
+			return refuse(why, why_size, -EBADMSG,
+				      "field %u (%s): path with the control byte 0x%02x",
+				      index, name, path_control_byte(v, len - 1));
 		if (r->max_count > 1) {
 			AT(out, r->off, str_ptr)[nth] = (const char *)v;
 			*AT(out, r->count_off, uint32_t) = nth + 1;

@@ -13,7 +13,9 @@
  *   body: zero or more fields, back to back, no padding:
  *     u16 tag     (enum iso_field)
  *     u32 len     bytes of value that follow
- *     value       str: len >= 1, value[len-1] == '\0', no other NUL
+ *     value       str: len >= 1, value[len-1] == '\0', no other NUL;
+ *                 a path also starts with '/' and holds no control byte
+ *                 (0x01-0x1f, 0x7f)
  *                 u32: len == 4; u64: len == 8
  *                 limit: len == 12 (u32 which, u64 value)
  *                 usage: len == 32 (u64 wall_us, user_us, sys_us, maxrss_kib)

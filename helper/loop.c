@@ -408,10 +408,14 @@ static void classify(const struct iso_guest_slot *g, int status,
 			ex->limit_hit = ISO_LIMIT_FSIZE;
 		}
 	}
-	if (have && rep.outcome == ISO_OUTCOME_FAILED)
+	if (have && rep.outcome == ISO_OUTCOME_FAILED) {
+		char qwhy[4 * sizeof(rep.reason)];
+
+		log_quote(qwhy, sizeof(qwhy), rep.reason);
 		log_event(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
 			  g->id, (unsigned)g->lease.uid, iso_stage_name(rep.stage),
-			  rep.code, rep.reason);
+			  rep.code, qwhy);
+	}
 }
 
 static const char *const outcome_names[] = {

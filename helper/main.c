@@ -33,8 +33,11 @@ static int early_refusal(const char *why)
 /* Refuse the connection: the client reads the reason from HELLO. */
 static int refuse_client(int err, const char *why)
 {
+	char qwhy[600];
+
+	log_quote(qwhy, sizeof(qwhy), why);
 	log_event(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
-		  (unsigned)server.caller.uid, why);
+		  (unsigned)server.caller.uid, qwhy);
 	(void)server_hello(&server, err, why);
 	return ISO_HELPER_EXIT_REFUSED;
 }

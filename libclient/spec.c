@@ -61,6 +61,10 @@ static int check_path(const char *what, const char *path, int allow_root)
 	if (path[0] != '/')
 		return iso__fail(-EINVAL, "%s \"%s\": not an absolute path",
 				 what, path);
+	for (const char *c = path; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return iso__fail(-EINVAL, "%s: path with the control byte 0x%02x",
+					 what, (unsigned)*c);
 	if (path[1] == '\0')
 		return allow_root ? 0 :
 				    iso__fail(-EINVAL,

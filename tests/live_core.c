@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -500,43 +501,32 @@ START_TEST(live_cli_exit_codes_follow_env_and_timeout)
 }
 END_TEST
 
-/* Every decision reaches syslog, with override names and never values. The
- * test stands in for the syslog daemon on /dev/log (root part), while an
- * unprivileged child is the client. Skipped where a real daemon owns
- * /dev/log: the test will not take its socket away. */
-START_TEST(live_decisions_are_logged_without_values)
+/*
+ * Stand in for the syslog daemon on /dev/log (root part) while `client`
+ * runs in an unprivileged child, and keep the messages holding `keep`, one
+ * per line, in log. Returns 0, or -1 (after printing SKIP) where a real
+ * daemon owns /dev/log: the test will not take its socket away.
+ */
+static int collect_log(void (*client)(void), const char *keep, char *log, size_t size)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
-	char log[16384], line[1024];
+	char line[1024];
 	size_t used = 0;
 	int sock, status;
-	pid_t client;
+	pid_t pid;
 
 	if (access("/dev/log", F_OK) == 0) {
 		printf("SKIP: /dev/log belongs to a running syslog daemon\n");
-		return;
+		return -1;
 	}
 	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(sock, 0);
 	ck_assert_int_eq(bind(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	chmod("/dev/log", 0666);
-	client = fork();
-	ck_assert_int_ge(client, 0);
-	if (client == 0) {
-		const char *ok[] = { T_PROBE, "exit", "0", NULL };
-		const char *env_ok[] = { "FOO=hunter2-value", NULL };
-		const char *env_bad[] = { "LD_PRELOAD=/hunter2/evil.so", NULL };
-		iso_conn *c = NULL;
-		struct run r;
-
-		/* The restricted caller: no other test program uses it, so
-		 * every line naming it comes from this test. */
-		become(T_RESTRICTED);
-		if (iso_open(&c) < 0)
-			_exit(1);
-		run_guest(c, ok, env_ok, NULL, NULL, &r);
-		run_guest(c, ok, env_bad, NULL, NULL, &r);
-		iso_close(c);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		client();
 		_exit(0);
 	}
 	/* Drain while the client runs: helpers of the test programs running
@@ -544,20 +534,20 @@ START_TEST(live_decisions_are_logged_without_values)
 	 * queue. */
 	for (;;) {
 		struct pollfd p = { .fd = sock, .events = POLLIN };
-		pid_t done = waitpid(client, &status, WNOHANG);
+		pid_t done = waitpid(pid, &status, WNOHANG);
 		ssize_t n;
 
 		if (done == 0 && poll(&p, 1, 10) == 0)
 			continue;
 		while ((n = recv(sock, line, sizeof(line) - 1, MSG_DONTWAIT)) > 0) {
 			line[n] = '\0';
-			if (strstr(line, "caller=4000001 ") && used + (size_t)n + 2 < sizeof(log)) {
+			if (strstr(line, keep) && used + (size_t)n + 2 < size) {
 				memcpy(log + used, line, (size_t)n);
 				used += (size_t)n;
 				log[used++] = '\n';
 			}
 		}
-		if (done == client)
+		if (done == pid)
 			break;
 		ck_assert_int_eq(done, 0);
 	}
@@ -565,12 +555,81 @@ START_TEST(live_decisions_are_logged_without_values)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	log[used] = '\0';
 	close(sock);
+	return 0;
+}
+
+static void log_values_client(void)
+{
+	const char *ok[] = { T_PROBE, "exit", "0", NULL };
+	const char *env_ok[] = { "FOO=hunter2-value", NULL };
+	const char *env_bad[] = { "LD_PRELOAD=/hunter2/evil.so", NULL };
+	iso_conn *c = NULL;
+	struct run r;
+
+	/* The restricted caller: no other test program uses it, so every
+	 * line naming it comes from this test. */
+	become(T_RESTRICTED);
+	if (iso_open(&c) < 0)
+		_exit(1);
+	run_guest(c, ok, env_ok, NULL, NULL, &r);
+	run_guest(c, ok, env_bad, NULL, NULL, &r);
+	iso_close(c);
+}
+
+/* Every decision reaches syslog, with override names and never values. */
+START_TEST(live_decisions_are_logged_without_values)
+{
+	char log[16384];
+
+	if (collect_log(log_values_client, "caller=4000001 ", log, sizeof(log)) < 0)
+		return;
 	ck_assert_msg(strstr(log, "isospawn-helper") && strstr(log, "connect caller=4000001 "), "%s", log);
 	ck_assert_msg(strstr(log, "spawn id=") && strstr(log, "overrides=FOO "), "%s", log);
 	ck_assert_msg(strstr(log, "exit id=") && strstr(log, "outcome=exited"), "%s", log);
 	ck_assert_msg(strstr(log, "refuse id=") && strstr(log, "LD_PRELOAD"), "%s", log);
 	ck_assert_msg(strstr(log, "disconnect caller=4000001 "), "%s", log);
 	ck_assert_msg(strstr(log, "hunter2") == NULL, "a value was logged: %s", log);
+}
+END_TEST
+
+#define FORGED_PATH T_SHARED "/no-such\" forged=\"by-live-core"
+
+static void add_read_path(iso_spec *spec, void *path)
+{
+	ck_assert_int_eq(iso_spec_add_read_path(spec, path), 0);
+}
+
+static void forged_path_client(void)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	iso_conn *c;
+	struct run r;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, add_read_path, (void *)FORGED_PATH, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.outcome, ISO_OUTCOME_FAILED);
+	iso_close(c);
+}
+
+/* Finding 4: a caller's path reaches the reason of a failed start
+ * ("landlock: PATH: ...") and that reason is logged quoted, so a '"' in the
+ * path cannot add a field to the line. */
+START_TEST(live_caller_path_in_a_start_failed_reason_is_logged_quoted)
+{
+	char log[16384];
+
+	/* The path is opened for Landlock: without it nothing fails. */
+	if (syscall(SYS_landlock_create_ruleset, NULL, 0, 1) <= 0) {
+		printf("SKIP: the kernel has no Landlock\n");
+		return;
+	}
+	if (collect_log(forged_path_client, "by-live-core", log, sizeof(log)) < 0)
+		return;
+	ck_assert_msg(strstr(log, "start-failed id="), "%s", log);
+	ck_assert_msg(strstr(log, "\\x22 forged=\\x22by-live-core"), "not quoted: %s", log);
+	ck_assert_msg(!strstr(log, "\" forged=\"by-live-core"), "a forged field: %s", log);
 }
 END_TEST
 
@@ -602,6 +661,7 @@ static Suite *core_suite(void)
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
 	tcase_add_test(helper, live_decisions_are_logged_without_values);
+	tcase_add_test(helper, live_caller_path_in_a_start_failed_reason_is_logged_quoted);
 	tcase_set_timeout(env, 60);
 	tcase_set_timeout(ids, 60);
 	tcase_set_timeout(helper, 60);

@@ -355,6 +355,11 @@ START_TEST(test_paths_checked_and_bounded)
 	ck_assert_int_eq(iso_spec_add_read_path(spec, "usr"), -EINVAL);
 	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp/../etc"), -EINVAL);
 	ck_assert_int_eq(iso_spec_add_write_path(spec, too_long), -EINVAL);
+	/* Control bytes would reach reasons and logs: refused as the codec
+	 * refuses them. */
+	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp/a\nb"), -EINVAL);
+	ck_assert_int_eq(iso_spec_add_read_path(spec, "/tmp/\x7f"), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_program(spec, "/bin/\x1btrue"), -EINVAL);
 	for (int i = 1; i < ISO_PATHS_MAX; i++)
 		ck_assert_int_eq(iso_spec_add_read_path(spec, "/usr"), 0);
 	ck_assert_int_eq(iso_spec_add_read_path(spec, "/usr"), -E2BIG);

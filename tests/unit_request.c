@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "plan.h"
 #include "policy.h"
 
@@ -230,6 +231,36 @@ START_TEST(code_hooks_and_path_refused_where_programs_are_restricted)
 }
 END_TEST
 
+/* Finding 4: what the helper logs of a refusal is quoted: every byte
+ * below 0x20, from 0x7f up, '"' and '\\' escaped, so a caller-chosen
+ * reason cannot forge a line or a field. */
+START_TEST(log_quote_escapes_controls_quotes_and_bytes_from_0x7f)
+{
+	char src[256], dst[1100];
+	size_t o = 0;
+
+	for (int b = 1; b < 256; b++)
+		src[b - 1] = (char)b;
+	src[255] = '\0';
+	log_quote(dst, sizeof(dst), src);
+	for (int b = 1; b < 256; b++) {
+		char want[8];
+
+		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\')
+			snprintf(want, sizeof(want), "\\x%02x", b);
+		else
+			snprintf(want, sizeof(want), "%c", b);
+		ck_assert_msg(strncmp(dst + o, want, strlen(want)) == 0,
+			      "byte 0x%02x shown as %.4s", b, dst + o);
+		o += strlen(want);
+	}
+	ck_assert_uint_eq(strlen(dst), o);
+	/* Truncated at a whole escape, never in the middle of one. */
+	log_quote(dst, 6, "\n\n");
+	ck_assert_str_eq(dst, "\\x0a");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("request");
@@ -250,6 +281,7 @@ int main(void)
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
 	tcase_add_test(tc, code_hooks_and_path_refused_where_programs_are_restricted);
+	tcase_add_test(tc, log_quote_escapes_controls_quotes_and_bytes_from_0x7f);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -489,7 +489,7 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		ISO_MSG_HELLO, ISO_MSG_HELLO, ISO_MSG_HELLO, ISO_MSG_SPAWNED,
 		ISO_MSG_REFUSED, ISO_MSG_REFUSED, ISO_MSG_REFUSED,
 		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_EXITED,
-		ISO_MSG_EXITED, ISO_MSG_EXITED,
+		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
 	};
 	valid_msg(types[i] ? types[i] : ISO_MSG_KILL, msg);
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
@@ -537,11 +537,14 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 	case 31: msg->u.exited.limit_hit = ISO_LIMIT_COUNT;
 		return "limit_hit 6";
 	case 32: msg->u.exited.limit_hit = -2; return "limit_hit -2";
+	case 33: s->program = "/bin/a\nb"; return "program with a newline";
+	case 34: s->write_paths[0] = "/tmp/\x7f"; s->nwrite = 1;
+		return "write path with DEL";
 	}
 	ck_abort_msg("no case %d", i);
 	return NULL;
 }
-#define BREAK_CASES 33
+#define BREAK_CASES 35
 
 START_TEST(encode_refuses_what_the_decoder_refuses)
 {
@@ -976,6 +979,39 @@ static const struct {
 	{ ISO_MSG_SPAWNED, ISO_F_NOTES, ISO_WIRE_TEXT_MAX, 'n', "NOTES" },
 };
 
+/* Finding 4: a path reaches reasons and logs; a control byte in it could
+ * forge a line or a field there. Bytes from 0x80 up are UTF-8 names. */
+START_TEST(decode_refuses_paths_with_control_bytes)
+{
+	static const uint16_t tags[] = { ISO_F_PROGRAM, ISO_F_READ_PATH,
+					 ISO_F_WRITE_PATH };
+	static const char *const bad[] = { "/tmp/a\nrefuse id=1", "/x\"\r",
+					   "/x\x1b[2J", "/x\x7f", "/\x01" };
+	static const char *const names[] = { "PROGRAM", "READ_PATH",
+					     "WRITE_PATH" };
+	char want[96];
+
+	for (size_t t = 0; t < 3; t++)
+		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+			raw_required_except(ISO_MSG_SPAWN, tags[t] == ISO_F_PROGRAM ?
+								 ISO_F_PROGRAM : 0);
+			raw_str(tags[t], bad[b]);
+			snprintf(want, sizeof(want),
+				 "(%s): path with the control byte 0x%02x", names[t],
+				 (unsigned)(unsigned char)bad[b][strcspn(bad[b],
+									  "\n\r\x1b\x7f\x01")]);
+			expect_refused(raw_decode(), want);
+		}
+	raw_required_except(ISO_MSG_SPAWN, 0);
+	raw_str(ISO_F_READ_PATH, "/srv/caf\xc3\xa9 \"quoted\"/\x80\xff");
+	ck_assert_msg(raw_decode() == 0, "%s", why);
+	/* Arguments are not paths: they may hold anything but NUL. */
+	raw_required_except(ISO_MSG_SPAWN, 0);
+	raw_str(ISO_F_ARG, "line\nbreak\x7f");
+	ck_assert_msg(raw_decode() == 0, "%s", why);
+}
+END_TEST
+
 START_TEST(decode_accepts_string_at_its_cap)
 {
 	raw_required_except(strings[_i].type, strings[_i].tag);
@@ -1369,6 +1405,7 @@ static Suite *wire_suite(void)
 	tcase_add_test(bad, decode_refuses_string_with_interior_nul);
 	tcase_add_test(bad, decode_refuses_empty_string);
 	tcase_add_test(bad, decode_refuses_relative_paths);
+	tcase_add_test(bad, decode_refuses_paths_with_control_bytes);
 	tcase_add_loop_test(bad, decode_refuses_string_over_its_cap, 0,
 			    N(strings));
 	tcase_add_loop_test(bad, decode_refuses_too_many_repeats, 0,
