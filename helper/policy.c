@@ -270,6 +270,31 @@ static int parse_list(struct parser *p, const struct keyword *kw, char *const *a
 	return *field != NULL ? 0 : out_of_memory(p);
 }
 
+/* A pool id that is an account's would let the lease sweep kill that
+ * user's processes, or give guests that group's files. Every entry the
+ * system lists is checked: uids against users, gids (equal to the uids)
+ * against groups. */
+static int pool_has_account(struct parser *p, uint64_t lo, uint64_t hi, const char *word)
+{
+	struct passwd *pw;
+	struct group *gr;
+	int rc = 0;
+
+	setpwent();
+	while (rc == 0 && (pw = getpwent()) != NULL)
+		if (pw->pw_uid >= lo && pw->pw_uid <= hi)
+			rc = fail(p, "expected a pool without accounts, got '%s': uid %u is the "
+				  "user '%s'", word, (unsigned)pw->pw_uid, pw->pw_name);
+	endpwent();
+	setgrent();
+	while (rc == 0 && (gr = getgrent()) != NULL)
+		if (gr->gr_gid >= lo && gr->gr_gid <= hi)
+			rc = fail(p, "expected a pool without accounts, got '%s': gid %u is the "
+				  "group '%s'", word, (unsigned)gr->gr_gid, gr->gr_name);
+	endgrent();
+	return rc;
+}
+
 static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	char first[16], *dash;
@@ -306,6 +331,8 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 				    " of the rule at line %u, got '%s'", other->pool_first,
 				    other->pool_last, other->line, arg[0]);
 	}
+	if ((rc = pool_has_account(p, lo, hi, arg[0])) < 0)
+		return rc;
 	r->pool_first = (uint32_t)lo;
 	r->pool_last = (uint32_t)hi;
 	return 0;

@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,14 +163,14 @@ START_TEST(minimal_rule_gets_defaults)
 	const struct iso_rule *r;
 	int i;
 
-	accepted("rule group:#50 {\npool 5000-5000\nprograms any\n}\n");
+	accepted("rule group:#50 {\npool 1900005000-1900005000\nprograms any\n}\n");
 	ck_assert_uint_eq(pol.nrules, 1);
 	r = &pol.rules[0];
 	ck_assert_int_eq(r->match, ISO_MATCH_GROUP);
 	ck_assert_uint_eq(r->id, 50);
 	ck_assert_str_eq(r->match_text, "group:#50");
-	ck_assert_uint_eq(r->pool_first, 5000);
-	ck_assert_uint_eq(r->pool_last, 5000);
+	ck_assert_uint_eq(r->pool_first, 1900005000);
+	ck_assert_uint_eq(r->pool_last, 1900005000);
 	ck_assert_int_eq(r->programs_any, 1);
 	ck_assert_ptr_nonnull(r->programs);
 	ck_assert_uint_eq(strv_len(r->programs), 0);
@@ -207,8 +209,8 @@ END_TEST
 
 START_TEST(numeric_uid_and_gid)
 {
-	accepted("rule user:#0 {\npool 1-1\nprograms any\n}\n"
-		 "rule group:#4294967294 {\npool 2-2\nprograms any\n}\n");
+	accepted("rule user:#0 {\npool 1900000001-1900000001\nprograms any\n}\n"
+		 "rule group:#4294967294 {\npool 1900000002-1900000002\nprograms any\n}\n");
 	ck_assert_uint_eq(pol.nrules, 2);
 	ck_assert_int_eq(pol.rules[0].match, ISO_MATCH_USER);
 	ck_assert_uint_eq(pol.rules[0].id, 0);
@@ -219,8 +221,8 @@ END_TEST
 
 START_TEST(names_resolved_at_parse_time)
 {
-	accepted("rule user:root {\npool 1-1\nprograms any\n}\n"
-		 "rule group:root {\npool 2-2\nprograms any\n}\n");
+	accepted("rule user:root {\npool 1900000001-1900000001\nprograms any\n}\n"
+		 "rule group:root {\npool 1900000002-1900000002\nprograms any\n}\n");
 	ck_assert_int_eq(pol.rules[0].match, ISO_MATCH_USER);
 	ck_assert_uint_eq(pol.rules[0].id, 0);
 	ck_assert_str_eq(pol.rules[0].match_text, "user:root");
@@ -231,9 +233,9 @@ END_TEST
 
 START_TEST(byte_suffixes_are_powers_of_1024)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\n"
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
 		 "limit as 3K\nlimit fsize 5M\nlimit stack 7G\n}\n"
-		 "rule user:#2 {\npool 20-29\nprograms any\n"
+		 "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n"
 		 "limit as 2T\nlimit fsize 12345\n}\n");
 	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], 3 * 1024);
 	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_FSIZE],
@@ -248,7 +250,7 @@ END_TEST
 
 START_TEST(unlimited_stores_max)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\n"
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
 		 "limit cpu unlimited\nlimit as unlimited\n"
 		 "limit nofile unlimited\n}\n");
 	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_CPU], UINT64_MAX);
@@ -261,7 +263,7 @@ END_TEST
 
 START_TEST(timeout_without_default_uses_ceiling)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\ntimeout 90\n}\n");
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\ntimeout 90\n}\n");
 	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, 90000);
 	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, 90000);
 }
@@ -269,7 +271,7 @@ END_TEST
 
 START_TEST(timeout_zero_max_is_no_ceiling)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\ntimeout 0 45\n}\n");
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\ntimeout 0 45\n}\n");
 	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, 0);
 	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, 45000);
 }
@@ -277,7 +279,7 @@ END_TEST
 
 START_TEST(network_none_is_default_not_only)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\nnetwork none\n}\n");
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\nnetwork none\n}\n");
 	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
 	ck_assert_int_eq(pol.rules[0].network_none_only, 0);
 }
@@ -285,7 +287,7 @@ END_TEST
 
 START_TEST(forward_none_is_empty_list)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\nforward none\n}\n");
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\nforward none\n}\n");
 	ck_assert_ptr_nonnull(pol.rules[0].forward);
 	ck_assert_uint_eq(strv_len(pol.rules[0].forward), 0);
 }
@@ -295,12 +297,12 @@ START_TEST(comments_blank_lines_and_tabs_ignored)
 {
 	accepted("\n# a comment\n   \t\n"
 		 "rule user:#7 { # opens\n"
-		 "\t  pool\t70-79   # uids\n"
+		 "\t  pool\t1900000070-1900000079   # uids\n"
 		 "\n"
 		 "\tprograms /bin/sh#1 # only a '#' that starts a word\n"
 		 "}\n");
 	ck_assert_uint_eq(pol.rules[0].line, 4);
-	ck_assert_uint_eq(pol.rules[0].pool_first, 70);
+	ck_assert_uint_eq(pol.rules[0].pool_first, 1900000070);
 	ck_assert_uint_eq(strv_len(pol.rules[0].programs), 1);
 	ck_assert_str_eq(pol.rules[0].programs[0], "/bin/sh#1");
 }
@@ -316,14 +318,14 @@ END_TEST
 
 START_TEST(last_line_without_newline)
 {
-	accepted("rule user:#1 {\npool 10-19\nprograms any\n}");
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}");
 	ck_assert_uint_eq(pol.nrules, 1);
 }
 END_TEST
 
 START_TEST(pool_of_max_size_accepted)
 {
-	accepted("rule user:#1 {\npool 1000-66535\nprograms any\n}\n");
+	accepted("rule user:#1 {\npool 1900001000-1900066535\nprograms any\n}\n");
 	ck_assert_uint_eq(pol.rules[0].pool_last - pol.rules[0].pool_first + 1,
 			  ISO_POLICY_POOL_MAX);
 }
@@ -358,9 +360,9 @@ START_TEST(first_matching_rule_wins)
 {
 	const struct iso_rule *r;
 
-	accepted("rule group:#100 {\npool 10-19\nprograms any\n}\n"
-		 "rule user:#1000 {\npool 20-29\nprograms any\n}\n"
-		 "rule group:#100 {\npool 30-39\nprograms any\n}\n");
+	accepted("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n}\n"
+		 "rule user:#1000 {\npool 1900000020-1900000029\nprograms any\n}\n"
+		 "rule group:#100 {\npool 1900000030-1900000039\nprograms any\n}\n");
 	r = policy_match(&pol, 1000, 100, NULL, 0);
 	ck_assert_ptr_eq(r, &pol.rules[0]);
 	r = policy_match(&pol, 1000, 200, NULL, 0);
@@ -372,7 +374,7 @@ START_TEST(user_rule_matches_uid_only)
 {
 	const gid_t groups[] = { 500 };
 
-	accepted("rule user:#500 {\npool 10-19\nprograms any\n}\n");
+	accepted("rule user:#500 {\npool 1900000010-1900000019\nprograms any\n}\n");
 	ck_assert_ptr_eq(policy_match(&pol, 500, 1, NULL, 0), &pol.rules[0]);
 	ck_assert_ptr_null(policy_match(&pol, 1, 500, groups, 1));
 }
@@ -380,7 +382,7 @@ END_TEST
 
 START_TEST(group_rule_matches_gid)
 {
-	accepted("rule group:#500 {\npool 10-19\nprograms any\n}\n");
+	accepted("rule group:#500 {\npool 1900000010-1900000019\nprograms any\n}\n");
 	ck_assert_ptr_eq(policy_match(&pol, 1, 500, NULL, 0), &pol.rules[0]);
 	ck_assert_ptr_null(policy_match(&pol, 500, 1, NULL, 0));
 }
@@ -390,7 +392,7 @@ START_TEST(group_rule_matches_supplementary_group)
 {
 	const gid_t groups[] = { 7, 8, 500 };
 
-	accepted("rule group:#500 {\npool 10-19\nprograms any\n}\n");
+	accepted("rule group:#500 {\npool 1900000010-1900000019\nprograms any\n}\n");
 	ck_assert_ptr_eq(policy_match(&pol, 1, 2, groups, 3), &pol.rules[0]);
 	ck_assert_ptr_null(policy_match(&pol, 1, 2, groups, 2));
 }
@@ -400,8 +402,8 @@ START_TEST(no_matching_rule_is_null)
 {
 	const gid_t groups[] = { 3, 4 };
 
-	accepted("rule user:#1000 {\npool 10-19\nprograms any\n}\n"
-		 "rule group:#1000 {\npool 20-29\nprograms any\n}\n");
+	accepted("rule user:#1000 {\npool 1900000010-1900000019\nprograms any\n}\n"
+		 "rule group:#1000 {\npool 1900000020-1900000029\nprograms any\n}\n");
 	ck_assert_ptr_null(policy_match(&pol, 1, 2, groups, 2));
 }
 END_TEST
@@ -457,7 +459,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Refused                                                              */
 
-#define RULE_HEAD "rule user:#1 {\npool 10-19\nprograms any\n"
+#define RULE_HEAD "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
 
 START_TEST(unknown_keyword)
 {
@@ -469,7 +471,7 @@ END_TEST
 
 START_TEST(duplicate_keyword)
 {
-	refused(RULE_HEAD "pool 20-29\n}\n",
+	refused(RULE_HEAD "pool 1900000020-1900000029\n}\n",
 		NAME ":4: expected each keyword once per rule, got a second "
 		     "'pool' (first at line 2)");
 }
@@ -492,7 +494,7 @@ END_TEST
 
 START_TEST(missing_programs)
 {
-	refused("rule user:#1 {\npool 10-19\n}\n",
+	refused("rule user:#1 {\npool 1900000010-1900000019\n}\n",
 		NAME ":3: expected 'programs' in the rule opened at line 1");
 }
 END_TEST
@@ -527,6 +529,56 @@ START_TEST(pool_too_large)
 }
 END_TEST
 
+/* Finding 10: a pool holding an account's uid (or a group's gid: guests'
+ * gids equal their uids) is refused, naming the entry. The entries are
+ * this machine's, found at run time. */
+START_TEST(pool_overlapping_an_account_refused_naming_it)
+{
+	char text[256], want[256];
+	struct passwd *pw;
+	struct group *gr;
+	unsigned uid = 0, gid = 0;
+	char user[64] = "", group[64] = "";
+
+	setpwent();
+	while ((pw = getpwent()) != NULL && (pw->pw_uid == 0 || pw->pw_uid >= 0xfffffff0u))
+		;
+	ck_assert_msg(pw != NULL, "no account but root to test with");
+	uid = (unsigned)pw->pw_uid;
+	snprintf(user, sizeof(user), "%s", pw->pw_name);
+	endpwent();
+	/* A pool around the uid, and one ending on it. */
+	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
+		 uid, uid + 5);
+	snprintf(want, sizeof(want), NAME ":2: expected a pool without accounts, got "
+		 "'%u-%u': uid %u is the user '%s'", uid, uid + 5, uid, user);
+	refused(text, want);
+	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
+		 uid > 5 ? uid - 5 : 1, uid);
+	refused(text, "is the user '");
+
+	/* A group whose gid no user has, so the group is what is named. */
+	setgrent();
+	while ((gr = getgrent()) != NULL &&
+	       (gr->gr_gid == 0 || gr->gr_gid >= 0xfffffff0u || getpwuid(gr->gr_gid) != NULL))
+		;
+	if (gr != NULL) {
+		gid = (unsigned)gr->gr_gid;
+		snprintf(group, sizeof(group), "%s", gr->gr_name);
+	}
+	endgrent();
+	if (gid == 0) {
+		printf("SKIP part: every group's gid is also a user's uid here\n");
+		return;
+	}
+	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
+		 gid, gid);
+	snprintf(want, sizeof(want), NAME ":2: expected a pool without accounts, got "
+		 "'%u-%u': gid %u is the group '%s'", gid, gid, gid, group);
+	refused(text, want);
+}
+END_TEST
+
 START_TEST(pool_malformed)
 {
 	refused("rule user:#1 {\npool 1000+2000\n",
@@ -537,16 +589,16 @@ END_TEST
 
 START_TEST(overlapping_pools)
 {
-	refused("rule user:#1 {\npool 1000-1999\nprograms any\n}\n"
-		"rule user:#2 {\npool 1500-2500\nprograms any\n}\n",
-		NAME ":6: expected a pool apart from the pool 1000-1999 of "
-		     "the rule at line 1, got '1500-2500'");
+	refused("rule user:#1 {\npool 1900001000-1900001999\nprograms any\n}\n"
+		"rule user:#2 {\npool 1900001500-1900002500\nprograms any\n}\n",
+		NAME ":6: expected a pool apart from the pool 1900001000-1900001999 of "
+		     "the rule at line 1, got '1900001500-1900002500'");
 }
 END_TEST
 
 START_TEST(relative_program_path)
 {
-	refused("rule user:#1 {\npool 10-19\nprograms /bin/sh bin/sh\n",
+	refused("rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh bin/sh\n",
 		NAME ":3: expected 'any' or absolute normalized paths after "
 		     "'programs', got 'bin/sh'");
 }
@@ -554,7 +606,7 @@ END_TEST
 
 START_TEST(program_any_mixed_with_paths)
 {
-	refused("rule user:#1 {\npool 10-19\nprograms any /bin/sh\n",
+	refused("rule user:#1 {\npool 1900000010-1900000019\nprograms any /bin/sh\n",
 		NAME ":3: expected 'any' alone or absolute normalized paths "
 		     "after 'programs', got both");
 }
@@ -798,7 +850,7 @@ START_TEST(too_many_rules)
 		used += (size_t)snprintf(text + used, sizeof(text) - used,
 					 "rule user:#%d {\npool %d-%d\n"
 					 "programs any\n}\n",
-					 i, 100 + i, 100 + i);
+					 i, 1900000100 + i, 1900000100 + i);
 	refused(text, NAME ":257: expected at most 64 rules, got another");
 }
 END_TEST
@@ -846,8 +898,8 @@ END_TEST
 
 START_TEST(failure_releases_earlier_rules)
 {
-	refused("rule user:#1 {\npool 10-19\nprograms /bin/sh\nread /a\n}\n"
-		"rule user:#2 {\npool 20-29\nprograms /bin/sh\nwrite /b\n"
+	refused("rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh\nread /a\n}\n"
+		"rule user:#2 {\npool 1900000020-1900000029\nprograms /bin/sh\nwrite /b\n"
 		"bogus\n}\n",
 		NAME ":10: expected a rule keyword");
 }
@@ -884,7 +936,7 @@ static void setup_tree(void)
 	ck_assert_int_eq(mkdir(ROOT_DIR, 0755), 0);
 	ck_assert_int_eq(chmod(ROOT_DIR, 0755), 0);
 	write_file(ROOT_DIR "/good.conf",
-		   "rule user:#1 {\npool 10-19\nprograms any\n}\n", 0644);
+		   "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n", 0644);
 }
 
 static void teardown_tree(void)
@@ -999,7 +1051,7 @@ START_TEST(load_good_file)
 	rc = policy_load(ROOT_DIR "/good.conf", &pol, why, sizeof(why));
 	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
 	ck_assert_uint_eq(pol.nrules, 1);
-	ck_assert_uint_eq(pol.rules[0].pool_first, 10);
+	ck_assert_uint_eq(pol.rules[0].pool_first, 1900000010);
 }
 END_TEST
 
@@ -1096,6 +1148,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_containing_uid_minus_1);
 	tcase_add_test(bad, pool_reversed);
 	tcase_add_test(bad, pool_too_large);
+	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);
 	tcase_add_test(bad, relative_program_path);
