@@ -551,12 +551,22 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 	char ***lists[] = { &r->programs, &r->seccomp_deny, &r->read,
 			    &r->write,	  &r->may_read,	    &r->may_write };
 
+	const char *leaves_files = r->write ? "write" : r->may_write ? "may-write"
+				   : r->keep_scratch ? "scratch keep" : NULL;
+
 	if (nword > 1)
 		return fail(p, "expected end of line after '}', got '%s'", word[1]);
 	for (size_t k = KW_POOL; k <= KW_PROGRAMS; k++)
 		if (p->seen[k] == 0)
 			return fail(p, "expected '%s' in the rule opened at line %u",
 				    keywords[k].name, r->line);
+	/* What a guest leaves on disk is its pool uid's, and a group rule
+	 * leases the same uids to every member in turn: only a rule that
+	 * serves one caller may let guests leave files. */
+	if (r->match == ISO_MATCH_GROUP && leaves_files != NULL)
+		return fail(p, "expected '%s' only in a user: rule (the pool of the group: rule "
+			    "opened at line %u serves many callers), got it in that rule",
+			    leaves_files, r->line);
 	r->programs_any = r->programs == NULL;
 	for (size_t i = 0; i < COUNT(lists); i++)
 		if (*lists[i] == NULL && (*lists[i] = strv_new(NULL, 0)) == NULL)

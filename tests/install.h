@@ -28,6 +28,7 @@ extern char t_helper_env[]; /* "ISOSPAWN_HELPER=" t_helper */
 #define T_GROUPED 4000003u    /* matched through supplementary group */
 #define T_GROUP 4000100u
 #define T_UNCONFINED 4000004u /* seccomp none, landlock off (bench) */
+#define T_SECOND 4000030u     /* may read where T_CALLER's guests write */
 #define T_POOL_FIRST 1900100000u
 #define T_POOL_LAST 1900100999u
 

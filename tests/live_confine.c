@@ -550,6 +550,72 @@ START_TEST(live_landlock_confines_writes_to_scratch_and_tmpdir)
 }
 END_TEST
 
+static void grant_write(iso_spec *spec, void *path)
+{
+	ck_assert_int_eq(iso_spec_add_write_path(spec, path), 0);
+}
+
+static void grant_read(iso_spec *spec, void *path)
+{
+	ck_assert_int_eq(iso_spec_add_read_path(spec, path), 0);
+}
+
+/* As `caller`, in a child: run argv with hook; exit 0 when the guest's
+ * outcome is `want_code`, with its uid written to fd. */
+static void as_caller(uid_t caller, const char *const *argv, spec_hook hook, void *arg,
+		      int want_code, int fd)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		iso_conn *c;
+		struct run r;
+
+		become(caller);
+		c = open_conn();
+		run_guest(c, argv, NULL, hook, arg, &r);
+		iso_close(c);
+		ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+		ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == want_code,
+			      "outcome %d code %d: %s", r.outcome, r.code, r.out);
+		ck_assert_int_eq(write(fd, &r.uid, sizeof(r.uid)), sizeof(r.uid));
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "caller %u failed",
+		      (unsigned)caller);
+}
+
+/* Finding 2: a file a guest leaves in a write grant belongs to its pool uid
+ * (0600 under the helper's umask). Write grants exist only in user: rules,
+ * whose pools serve one caller each, so another caller's guest, even one
+ * granted read access to the same place, runs under another uid and
+ * cannot read it. */
+START_TEST(live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest)
+{
+	char path[96];
+	const char *writer[] = { T_PROBE, "write", path, NULL };
+	const char *reader[] = { T_PROBE, "read", path, NULL };
+	uid_t writer_uid, reader_uid;
+	struct stat st;
+	int p[2];
+
+	snprintf(path, sizeof(path), T_SHARED "/left-by-one-caller-%d", (int)getpid());
+	ck_assert_int_eq(pipe(p), 0);
+	as_caller(T_CALLER, writer, grant_write, T_SHARED, 0, p[1]);
+	as_caller(T_SECOND, reader, grant_read, T_SHARED, 1, p[1]);
+	ck_assert_int_eq(read(p[0], &writer_uid, sizeof(writer_uid)), sizeof(writer_uid));
+	ck_assert_int_eq(read(p[0], &reader_uid, sizeof(reader_uid)), sizeof(reader_uid));
+	ck_assert_int_eq(lstat(path, &st), 0);
+	unlink(path);
+	ck_assert_uint_eq(st.st_uid, writer_uid);
+	ck_assert_uint_eq(st.st_mode & 077, 0);
+	ck_assert_uint_ne(writer_uid, reader_uid);
+}
+END_TEST
+
 START_TEST(live_scratch_dir_is_removed_after_guest_ends)
 {
 	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
@@ -843,6 +909,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_landlock_hides_home_but_not_system_files);
 	tcase_add_test(files, live_landlock_confines_writes_to_scratch_and_tmpdir);
 	tcase_add_test(files, live_scratch_dir_is_removed_after_guest_ends);
+	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
 	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);

@@ -579,6 +579,27 @@ START_TEST(pool_overlapping_an_account_refused_naming_it)
 }
 END_TEST
 
+/* Finding 2: files a guest leaves belong to its pool uid, which a group
+ * rule passes from one member's guests to another's. */
+START_TEST(write_grants_and_kept_scratch_refused_in_group_rules)
+{
+	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
+		"write /srv/out\n}\n",
+		NAME ":5: expected 'write' only in a user: rule (the pool of the group: rule "
+		     "opened at line 1 serves many callers), got it in that rule");
+	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
+		"may-write /srv/out\n}\n",
+		"expected 'may-write' only in a user: rule");
+	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
+		"scratch keep\n}\n",
+		"expected 'scratch keep' only in a user: rule");
+	accepted("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
+		 "read /srv\nmay-read /srv\nscratch remove\n}\n"
+		 "rule user:#100 {\npool 1900000020-1900000029\nprograms any\n"
+		 "write /srv/out\nmay-write /srv/in\nscratch keep\n}\n");
+}
+END_TEST
+
 START_TEST(pool_malformed)
 {
 	refused("rule user:#1 {\npool 1000+2000\n",
@@ -1149,6 +1170,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_reversed);
 	tcase_add_test(bad, pool_too_large);
 	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
+	tcase_add_test(bad, write_grants_and_kept_scratch_refused_in_group_rules);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);
 	tcase_add_test(bad, relative_program_path);
