@@ -507,13 +507,6 @@ static void json_name_or_null(FILE *f, const char *key, const char *value)
 static void write_status(struct cli *cli, const iso_guest *guest,
 			 int exit_code)
 {
-	static const char *const outcomes[] = {
-		[ISO_OUTCOME_EXITED] = "exited",
-		[ISO_OUTCOME_SIGNALED] = "signaled",
-		[ISO_OUTCOME_TIMED_OUT] = "timed_out",
-		[ISO_OUTCOME_LIMIT] = "limit",
-		[ISO_OUTCOME_FAILED] = "failed",
-	};
 	enum iso_outcome outcome = iso_guest_outcome(guest);
 	int code = iso_guest_code(guest);
 	int signaled = outcome == ISO_OUTCOME_SIGNALED ||
@@ -527,7 +520,7 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 		return;
 	iso_guest_usage(guest, &wall, &user, &sys, &rss);
 	fputs("{\"outcome\": ", f);
-	json_string(f, outcomes[outcome]);
+	json_string(f, iso_outcome_name(outcome));
 	fprintf(f, ", \"exit_code\": %d, \"code\": %d", exit_code, code);
 	if (signaled)
 		fprintf(f, ", \"signal\": %d", code);

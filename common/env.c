@@ -11,12 +11,11 @@
  *  - On failure nothing is allocated and *out is NULL.
  */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "env.h"
+#include "util.h"
 
 static const char *const forwarded_names[] = { ISO_FORWARDED_NAMES };
 #define FORWARDED_COUNT (sizeof(forwarded_names) / sizeof(forwarded_names[0]))
@@ -66,19 +65,6 @@ static const char guest_path[] = "PATH=" ISO_GUEST_PATH;
 /* Room for a name as shown in a message; see shown_name(). */
 #define SHOWN_NAME_MAX 64
 #define SHOWN_NAME_SIZE (SHOWN_NAME_MAX + sizeof("..."))
-
-static __attribute__((format(printf, 4, 5))) int
-fail(char *why, size_t why_size, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && why_size > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /*
  * A name as it may appear in a message: refused names come from the client,
@@ -209,29 +195,29 @@ int iso_env_check_value(const char *name, size_t len, const char *value,
 	char shown[SHOWN_NAME_SIZE];
 
 	if (strnlen(value, ISO_ENV_VALUE_MAX + 1) > ISO_ENV_VALUE_MAX)
-		return fail(why, why_size, -E2BIG,
-			    "%s: value longer than %d bytes",
-			    shown_name(shown, name, len), ISO_ENV_VALUE_MAX);
+		return iso_why(why, why_size, E2BIG,
+			       "%s: value longer than %d bytes",
+			       shown_name(shown, name, len), ISO_ENV_VALUE_MAX);
 	/* What bash once imported as a function definition (Shellshock). */
 	if (strncmp(value, "()", 2) == 0)
-		return fail(why, why_size, -EINVAL,
-			    "%s: value may not begin with '()'",
-			    shown_name(shown, name, len));
+		return iso_why(why, why_size, EINVAL,
+			       "%s: value may not begin with '()'",
+			       shown_name(shown, name, len));
 	if (is_locale_name(name, len) &&
 	    (strpbrk(value, "/%") != NULL || strstr(value, "..") != NULL))
-		return fail(why, why_size, -EINVAL,
-			    "%s: value may not contain '/', '%%' or '..'",
-			    shown_name(shown, name, len));
+		return iso_why(why, why_size, EINVAL,
+			       "%s: value may not contain '/', '%%' or '..'",
+			       shown_name(shown, name, len));
 	if (name_is(name, len, "TMPDIR") &&
 	    (value[0] != '/' || has_dotdot_component(value)))
-		return fail(why, why_size, -EINVAL,
-			    "TMPDIR: value must be an absolute path without "
-			    "'..' components");
+		return iso_why(why, why_size, EINVAL,
+			       "TMPDIR: value must be an absolute path without "
+			       "'..' components");
 	if (name_is(name, len, "TZ") && !tz_is_safe(value))
-		return fail(why, why_size, -EINVAL,
-			    "TZ: value must be printable, without spaces or "
-			    "'..' components, and absolute only beneath "
-			    ISO_ENV_ZONEINFO);
+		return iso_why(why, why_size, EINVAL,
+			       "TZ: value must be printable, without spaces or "
+			       "'..' components, and absolute only beneath "
+			       ISO_ENV_ZONEINFO);
 	return 0;
 }
 
@@ -252,10 +238,10 @@ static int forward_mask(const struct iso_env_rules *rules, unsigned *mask,
 		int i = forwarded_index(*name, len);
 
 		if (i < 0)
-			return fail(why, why_size, -EINVAL,
-				    "forward list: %s is not a forwardable "
-				    "variable",
-				    shown_name(shown, *name, len));
+			return iso_why(why, why_size, EINVAL,
+				       "forward list: %s is not a forwardable "
+				       "variable",
+				       shown_name(shown, *name, len));
 		*mask |= 1u << i;
 	}
 	return 0;
@@ -294,11 +280,11 @@ static int take_source(const char *const *source, unsigned mask,
 			continue;
 		/* Without '=' the entry may be a bare secret: not shown. */
 		if (problem != NULL && eq == NULL)
-			return fail(why, why_size, code,
-				    "source entry %zu: not NAME=value", n + 1);
+			return iso_why(why, why_size, -code,
+				       "source entry %zu: not NAME=value", n + 1);
 		if (problem != NULL)
-			return fail(why, why_size, code, "source %s: %s",
-				    shown_name(shown, entry, len), problem);
+			return iso_why(why, why_size, -code, "source %s: %s",
+				       shown_name(shown, entry, len), problem);
 		seen |= 1u << i;
 		if (!(mask & (1u << i)))
 			continue;
@@ -323,42 +309,42 @@ static int check_override(const char *entry, size_t index,
 	const char *name = shown_name(shown, entry, len);
 
 	if (eq == NULL)
-		return fail(why, why_size, -EINVAL,
-			    "override %zu: not NAME=value", index + 1);
+		return iso_why(why, why_size, EINVAL,
+			       "override %zu: not NAME=value", index + 1);
 	if (!iso_env_name_valid(entry, len))
-		return fail(why, why_size, -EINVAL,
-			    "override %s: malformed name", name);
+		return iso_why(why, why_size, EINVAL,
+			       "override %s: malformed name", name);
 	if (name_is(entry, len, ISO_ENV_CHANNEL_NAME))
-		return fail(why, why_size, -EPERM,
-			    "override %s: reserved for the helper", name);
+		return iso_why(why, why_size, EPERM,
+			       "override %s: reserved for the helper", name);
 	if (listed != NULL && !list_has(listed, entry, len))
-		return fail(why, why_size, -EPERM,
-			    "override %s: not allowed by policy", name);
+		return iso_why(why, why_size, EPERM,
+			       "override %s: not allowed by policy", name);
 	/* Where the policy picks the programs, these would pick what the
 	 * programs run; only a list naming them allows them. */
 	if ((flags & ISO_ENV_PROGRAMS_RESTRICTED) && listed == NULL &&
 	    (name_is(entry, len, "PATH") ||
 	     iso_env_is_code_hook_name(entry, len)))
-		return fail(why, why_size, -EPERM,
-			    "override %s: steers what a restricted program "
-			    "runs; not allowed unless the policy lists it",
-			    name);
+		return iso_why(why, why_size, EPERM,
+			       "override %s: steers what a restricted program "
+			       "runs; not allowed unless the policy lists it",
+			       name);
 	unsafe_ok = rules != NULL && list_has(rules->unsafe_allowed, entry, len);
 	fwd = forwarded_index(entry, len);
 	on_forward_list = fwd >= 0 && (mask & (1u << fwd));
 	/* A forwarded name could have arrived through the source anyway. */
 	if (iso_env_is_unsafe_name(entry, len) && !on_forward_list &&
 	    !unsafe_ok)
-		return fail(why, why_size, -EPERM,
-			    "override %s: loader-level variable not allowed "
-			    "by policy",
-			    name);
+		return iso_why(why, why_size, EPERM,
+			       "override %s: loader-level variable not allowed "
+			       "by policy",
+			       name);
 	/* An administrator who narrowed forwarding is not bypassed by an
 	 * override, unless the policy names the variable itself. */
 	if (fwd >= 0 && !on_forward_list && !unsafe_ok &&
 	    !list_has(listed, entry, len))
-		return fail(why, why_size, -EPERM,
-			    "override %s: not forwarded by policy", name);
+		return iso_why(why, why_size, EPERM,
+			       "override %s: not forwarded by policy", name);
 	return iso_env_check_value(entry, len, eq + 1, why, why_size);
 }
 
@@ -387,18 +373,18 @@ static int check_overrides(const char *const *overrides,
 		int rc;
 
 		if (i == ISO_ENV_OVERRIDES_MAX)
-			return fail(why, why_size, -E2BIG,
-				    "more than %d overrides",
-				    ISO_ENV_OVERRIDES_MAX);
+			return iso_why(why, why_size, E2BIG,
+				       "more than %d overrides",
+				       ISO_ENV_OVERRIDES_MAX);
 		rc = check_override(overrides[i], i, rules, mask, flags, why,
 				    why_size);
 		if (rc < 0)
 			return rc;
 		len = strcspn(overrides[i], "=");
 		if (find_slot(overrides, i, overrides[i], len) < i)
-			return fail(why, why_size, -EINVAL,
-				    "override %s: given twice",
-				    shown_name(shown, overrides[i], len));
+			return iso_why(why, why_size, EINVAL,
+				       "override %s: given twice",
+				       shown_name(shown, overrides[i], len));
 	}
 	return 0;
 }
@@ -459,12 +445,12 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 	if (why != NULL && why_size > 0)
 		why[0] = '\0';
 	if (out == NULL)
-		return fail(why, why_size, -EINVAL, "no place for the result");
+		return iso_why(why, why_size, EINVAL, "no place for the result");
 	*out = NULL;
 	if (flags & ~(unsigned)(ISO_ENV_STRICT_SOURCE |
 				ISO_ENV_PROGRAMS_RESTRICTED))
-		return fail(why, why_size, -EINVAL, "unknown flags %#x",
-			    flags);
+		return iso_why(why, why_size, EINVAL, "unknown flags %#x",
+			       flags);
 	rc = forward_mask(rules, &mask, why, why_size);
 	if (rc == 0)
 		rc = take_source(source, mask, flags, taken, why, why_size);
@@ -472,6 +458,6 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 		rc = check_overrides(overrides, rules, mask, flags, why,
 				     why_size);
 	if (rc == 0 && assemble(taken, overrides, out) < 0)
-		rc = fail(why, why_size, -ENOMEM, "out of memory");
+		rc = iso_why(why, why_size, ENOMEM, "out of memory");
 	return rc;
 }

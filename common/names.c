@@ -1,6 +1,6 @@
 /*
- * names.c - names of limits and stages, shared by the library (exported),
- * the helper (logs, messages) and the CLI.
+ * names.c - names of limits, outcomes and stages, shared by the library
+ * (exported), the helper (logs, messages) and the CLI (messages, JSON).
  */
 #include "config.h"
 
@@ -13,6 +13,12 @@ static const char *const limit_names[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_CPU] = "cpu",       [ISO_LIMIT_AS] = "as",
 	[ISO_LIMIT_NOFILE] = "nofile", [ISO_LIMIT_NPROC] = "nproc",
 	[ISO_LIMIT_FSIZE] = "fsize",   [ISO_LIMIT_STACK] = "stack",
+};
+
+static const char *const outcome_names[] = {
+	[ISO_OUTCOME_RUNNING] = "running",   [ISO_OUTCOME_EXITED] = "exited",
+	[ISO_OUTCOME_SIGNALED] = "signaled", [ISO_OUTCOME_TIMED_OUT] = "timed_out",
+	[ISO_OUTCOME_LIMIT] = "limit",	     [ISO_OUTCOME_FAILED] = "failed",
 };
 
 static const char *const stage_names[] = {
@@ -36,6 +42,13 @@ ISO_PUBLIC int iso_limit_from_name(const char *name)
 		if (strcmp(name, limit_names[i]) == 0)
 			return i;
 	return -EINVAL;
+}
+
+ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome)
+{
+	if ((unsigned)outcome >= sizeof(outcome_names) / sizeof(outcome_names[0]))
+		return NULL;
+	return outcome_names[outcome];
 }
 
 ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage)

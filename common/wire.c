@@ -15,11 +15,10 @@
  *    assembled byte by byte, little-endian.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "util.h"
 #include "wire.h"
 
 enum kind {
@@ -159,16 +158,6 @@ static uint32_t get32(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
-/* The first control byte (0x01-0x1f, 0x7f) of a path, or 0. A path reaches
- * reasons and logs, where such a byte could forge a line or a field. */
-static uint8_t path_control_byte(const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (p[i] < 0x20 || p[i] == 0x7f)
-			return p[i];
-	return 0;
-}
-
 static uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
@@ -217,7 +206,7 @@ static int put_str(struct writer *w, const struct rule *r, const char *s)
 	size_t len = strnlen(s, r->max);
 	if (len == r->max ||
 	    (r->absolute &&
-	     (s[0] != '/' || path_control_byte((const uint8_t *)s, len))))
+	     (s[0] != '/' || iso_control_byte(s, len))))
 		return -EINVAL;
 	put_field_header(w, r->tag, len + 1);
 	put_bytes(w, s, len + 1);
@@ -315,18 +304,6 @@ long iso_wire_encode(const struct iso_wire_msg *msg, uint8_t *buf,
 /* ------------------------------------------------------------------ */
 /* Decoding                                                            */
 
-__attribute__((format(printf, 4, 5))) static int
-refuse(char *why, size_t why_size, int err, const char *fmt, ...)
-{
-	if (why != NULL && why_size > 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(why, why_size, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 /* Checks one value of `len` bytes at v against rule r and stores it in out;
  * `nth` is how many fields of this rule came before it. */
 static int take_value(struct iso_wire_msg *out, const struct rule *r,
@@ -340,29 +317,29 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 
 	if (r->kind == K_STR) {
 		if (len == 0)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): empty string (length 0)",
-				      index, name);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): empty string (length 0)",
+				       index, name);
 		if (len > r->max)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): string of %u bytes, at most %u",
-				      index, name, len, r->max);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): string of %u bytes, at most %u",
+				       index, name, len, r->max);
 		if (v[len - 1] != '\0')
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): string not NUL-terminated",
-				      index, name);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): string not NUL-terminated",
+				       index, name);
 		if (memchr(v, '\0', len - 1) != NULL)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): string with an interior NUL",
-				      index, name);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): string with an interior NUL",
+				       index, name);
 		if (r->absolute && v[0] != '/')
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): path does not start with '/'",
-				      index, name);
-		if (r->absolute && path_control_byte(v, len - 1))
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): path with the control byte 0x%02x",
-				      index, name, path_control_byte(v, len - 1));
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): path does not start with '/'",
+				       index, name);
+		if (r->absolute && iso_control_byte((const char *)v, len - 1))
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): path with the control byte 0x%02x",
+				       index, name, iso_control_byte((const char *)v, len - 1));
 		if (r->max_count > 1) {
 			AT(out, r->off, str_ptr)[nth] = (const char *)v;
 			*AT(out, r->count_off, uint32_t) = nth + 1;
@@ -372,15 +349,15 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 		return 0;
 	}
 	if (len != sizes[r->kind])
-		return refuse(why, why_size, -EBADMSG,
-			      "field %u (%s): length %u, expected %u", index,
-			      name, len, sizes[r->kind]);
+		return iso_why(why, why_size, EBADMSG,
+			       "field %u (%s): length %u, expected %u", index,
+			       name, len, sizes[r->kind]);
 	if (r->kind == K_U32 || r->kind == K_I32) {
 		uint32_t x = get32(v);
 		if (x < r->min || x > r->max)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): value %u out of range %u..%u",
-				      index, name, x, r->min, r->max);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): value %u out of range %u..%u",
+				       index, name, x, r->min, r->max);
 		if (r->kind == K_U32)
 			*AT(out, r->off, uint32_t) = x;
 		else
@@ -391,13 +368,13 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 		struct iso_wire_spawn *s = &out->u.spawn;
 		uint32_t which = get32(v);
 		if (which >= ISO_LIMIT_COUNT)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (LIMIT): unknown limit %u, at most %u",
-				      index, which, (unsigned)ISO_LIMIT_COUNT - 1);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (LIMIT): unknown limit %u, at most %u",
+				       index, which, (unsigned)ISO_LIMIT_COUNT - 1);
 		if (s->limits_set & 1u << which)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (LIMIT): limit %u given twice",
-				      index, which);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (LIMIT): limit %u given twice",
+				       index, which);
 		s->limits_set |= 1u << which;
 		s->limits[which] = get64(v + 4);
 	} else {
@@ -415,33 +392,33 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 {
 	memset(out, 0, sizeof(*out));
 	if (len < ISO_WIRE_HEADER_SIZE)
-		return refuse(why, why_size, -EBADMSG,
-			      "datagram of %zu bytes, shorter than the %d-byte header",
-			      len, ISO_WIRE_HEADER_SIZE);
+		return iso_why(why, why_size, EBADMSG,
+			       "datagram of %zu bytes, shorter than the %d-byte header",
+			       len, ISO_WIRE_HEADER_SIZE);
 	if (len > ISO_WIRE_MAX)
-		return refuse(why, why_size, -EBADMSG,
-			      "datagram of %zu bytes, at most %d", len,
-			      ISO_WIRE_MAX);
+		return iso_why(why, why_size, EBADMSG,
+			       "datagram of %zu bytes, at most %d", len,
+			       ISO_WIRE_MAX);
 	uint16_t magic = (uint16_t)(buf[0] | buf[1] << 8);
 	if (magic != ISO_WIRE_MAGIC)
-		return refuse(why, why_size, -EPROTONOSUPPORT,
-			      "bad magic 0x%04x, expected 0x%04x", magic,
-			      ISO_WIRE_MAGIC);
+		return iso_why(why, why_size, EPROTONOSUPPORT,
+			       "bad magic 0x%04x, expected 0x%04x", magic,
+			       ISO_WIRE_MAGIC);
 	if (buf[2] != ISO_WIRE_VERSION)
-		return refuse(why, why_size, -EPROTONOSUPPORT,
-			      "protocol version %u, this side speaks %d",
-			      buf[2], ISO_WIRE_VERSION);
+		return iso_why(why, why_size, EPROTONOSUPPORT,
+			       "protocol version %u, this side speaks %d",
+			       buf[2], ISO_WIRE_VERSION);
 	/* Only now is the id known to sit where this version puts it. */
 	out->id = get32(buf + 4);
 	uint8_t type = buf[3];
 	if (type == 0 || type > ISO_MSG_TYPE_MAX)
-		return refuse(why, why_size, -EBADMSG,
-			      "unknown message type %u", type);
+		return iso_why(why, why_size, EBADMSG,
+			       "unknown message type %u", type);
 	uint32_t body_len = get32(buf + 8);
 	if (body_len != len - ISO_WIRE_HEADER_SIZE)
-		return refuse(why, why_size, -EBADMSG,
-			      "body_len %u, but %zu bytes follow the header",
-			      body_len, len - ISO_WIRE_HEADER_SIZE);
+		return iso_why(why, why_size, EBADMSG,
+			       "body_len %u, but %zu bytes follow the header",
+			       body_len, len - ISO_WIRE_HEADER_SIZE);
 
 	const struct schema *s = &schemas[type];
 	uint32_t counts[MAX_RULES] = { 0 };
@@ -454,9 +431,9 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 	for (unsigned index = 1; pos < len; index++) {
 		size_t left = len - pos;
 		if (left < ISO_WIRE_FIELD_HEADER_SIZE)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u: truncated field header (%zu bytes left, %d needed)",
-				      index, left, ISO_WIRE_FIELD_HEADER_SIZE);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u: truncated field header (%zu bytes left, %d needed)",
+				       index, left, ISO_WIRE_FIELD_HEADER_SIZE);
 		uint16_t tag = (uint16_t)(buf[pos] | buf[pos + 1] << 8);
 		uint32_t flen = get32(buf + pos + 2);
 		pos += ISO_WIRE_FIELD_HEADER_SIZE;
@@ -464,26 +441,26 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 
 		const char *name = field_name(tag);
 		if (name == NULL)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u: unknown tag %u", index, tag);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u: unknown tag %u", index, tag);
 		const struct rule *r = find_rule(s, tag);
 		if (r == NULL)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): not allowed in %s", index,
-				      name, s->name);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): not allowed in %s", index,
+				       name, s->name);
 		if (flen > left)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): length %u runs past the end (%zu bytes left)",
-				      index, name, flen, left);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): length %u runs past the end (%zu bytes left)",
+				       index, name, flen, left);
 		uint32_t *count = &counts[r - s->rules];
 		if (*count == r->max_count && r->max_count == 1)
-			return refuse(why, why_size, -EBADMSG,
-				      "field %u (%s): given more than once",
-				      index, name);
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (%s): given more than once",
+				       index, name);
 		if (*count == r->max_count)
-			return refuse(why, why_size, -EBADMSG,
-				      "%s: %u %s fields, at most %u", s->name,
-				      *count + 1, name, r->max_count);
+			return iso_why(why, why_size, EBADMSG,
+				       "%s: %u %s fields, at most %u", s->name,
+				       *count + 1, name, r->max_count);
 		int rc = take_value(out, r, *count, buf + pos, flen, index,
 				    why, why_size);
 		if (rc < 0)
@@ -493,8 +470,8 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 	}
 	for (size_t i = 0; i < s->nrules; i++)
 		if (counts[i] < s->rules[i].min_count)
-			return refuse(why, why_size, -EBADMSG,
-				      "%s: required field %s missing", s->name,
-				      field_name(s->rules[i].tag));
+			return iso_why(why, why_size, EBADMSG,
+				       "%s: required field %s missing", s->name,
+				       field_name(s->rules[i].tag));
 	return 0;
 }

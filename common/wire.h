@@ -50,6 +50,8 @@
 #define ISO_WIRE_PATH_MAX 4096  /* bytes in a path, including NUL */
 #define ISO_WIRE_FORWARD_MAX 16 /* forwarded variables in one request */
 #define ISO_WIRE_TEXT_MAX 1024  /* bytes in a reason or notes, with NUL */
+/* The helper finds its end of the socketpair on this descriptor. */
+#define ISO_HELPER_FD 3
 
 enum iso_msg_type {
 	ISO_MSG_HELLO = 1,   /* helper -> client, first: ready, or refusal */

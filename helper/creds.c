@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "creds.h"
+#include "util.h"
 
 #define LEASE_DIR ISO_STATE_DIR "/leases"
 
@@ -41,23 +42,17 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	caller->uid = getuid();
 	caller->gid = getgid();
 	ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);
-	if (ng < 0) {
-		snprintf(why, n, "getgroups: %s (more than %d groups?)",
-			 strerror(errno), ISO_CALLER_GROUPS_MAX);
-		return -EPERM;
-	}
+	if (ng < 0)
+		return iso_why(why, n, EPERM, "getgroups: %s (more than %d groups?)",
+			       strerror(errno), ISO_CALLER_GROUPS_MAX);
 	caller->ngroups = (size_t)ng;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
-		snprintf(why, n, "SO_PEERCRED: %s", strerror(errno));
-		return -errno;
-	}
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
+		return iso_why_errno(why, n, "SO_PEERCRED");
 	/* The socket's creator must be the process that ran us: a socket
 	 * passed in from another user is not that user's request. */
-	if (peer.uid != caller->uid) {
-		snprintf(why, n, "request socket belongs to uid %u, caller is uid %u",
-			 (unsigned)peer.uid, (unsigned)caller->uid);
-		return -EPERM;
-	}
+	if (peer.uid != caller->uid)
+		return iso_why(why, n, EPERM, "request socket belongs to uid %u, caller is uid %u",
+			       (unsigned)peer.uid, (unsigned)caller->uid);
 	caller->pid = peer.pid;
 	return 0;
 }
@@ -69,24 +64,17 @@ static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
 {
 	struct stat st;
 
-	if (mkdir(path, mode) < 0 && errno != EEXIST) {
-		snprintf(why, n, "mkdir %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (lstat(path, &st) < 0) {
-		snprintf(why, n, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0) {
-		snprintf(why, n, "%s must be a directory owned by root (found uid %u, %s)",
-			 path, (unsigned)st.st_uid,
-			 S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
-		return -EPERM;
-	}
-	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0) {
-		snprintf(why, n, "chmod %s: %s", path, strerror(errno));
-		return -errno;
-	}
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return iso_why_errno(why, n, "mkdir %s", path);
+	if (lstat(path, &st) < 0)
+		return iso_why_errno(why, n, "%s", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return iso_why(why, n, EPERM,
+			       "%s must be a directory owned by root (found uid %u, %s)",
+			       path, (unsigned)st.st_uid,
+			       S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
+	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
+		return iso_why_errno(why, n, "chmod %s", path);
 	return 0;
 }
 
@@ -99,16 +87,15 @@ int state_prepare(char *why, size_t n)
 		return rc;
 	/* The scratch parent ships with the package (make install creates
 	 * it too); a missing one is made root-owned, never loosened. */
-	if (mkdir(ISO_SCRATCH_PARENT, 0755) < 0 && errno != EEXIST) {
-		snprintf(why, n, "mkdir %s: %s", ISO_SCRATCH_PARENT, strerror(errno));
-		return -errno;
-	}
+	if (mkdir(ISO_SCRATCH_PARENT, 0755) < 0 && errno != EEXIST)
+		return iso_why_errno(why, n, "mkdir %s", ISO_SCRATCH_PARENT);
 	/* 0711: a guest can reach its own scratch directory by name but
 	 * cannot list the others. */
 	return ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n);
 }
 
-void uid_sweep(uid_t uid)
+/* Kill every process running under uid (never 0). */
+static void uid_sweep(uid_t uid)
 {
 	pid_t pid;
 
@@ -169,17 +156,14 @@ int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 		rc = try_lease(uid, lease);
 		if (rc == -EAGAIN)
 			continue;
-		if (rc < 0) {
-			snprintf(why, n, "lease of uid %u: %s", (unsigned)uid,
-				 strerror(-rc));
-			return rc;
-		}
+		if (rc < 0)
+			return iso_why(why, n, -rc, "lease of uid %u: %s", (unsigned)uid,
+				       strerror(-rc));
 		uid_sweep(uid);
 		return 0;
 	}
-	snprintf(why, n, "every uid of pool %u-%u is in use",
-		 (unsigned)rule->pool_first, (unsigned)rule->pool_last);
-	return -EAGAIN;
+	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
+		       (unsigned)rule->pool_first, (unsigned)rule->pool_last);
 }
 
 void lease_release(struct iso_lease *lease)
@@ -196,34 +180,24 @@ int creds_drop(uid_t uid, char *why, size_t n)
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 
-	if (setgroups(0, NULL) < 0) {
-		snprintf(why, n, "setgroups: %s", strerror(errno));
-		return -errno;
-	}
-	if (setresgid(uid, uid, uid) < 0) {
-		snprintf(why, n, "setresgid(%u): %s", (unsigned)uid, strerror(errno));
-		return -errno;
-	}
-	if (setresuid(uid, uid, uid) < 0) {
-		snprintf(why, n, "setresuid(%u): %s", (unsigned)uid, strerror(errno));
-		return -errno;
-	}
+	if (setgroups(0, NULL) < 0)
+		return iso_why_errno(why, n, "setgroups");
+	if (setresgid(uid, uid, uid) < 0)
+		return iso_why_errno(why, n, "setresgid(%u)", (unsigned)uid);
+	if (setresuid(uid, uid, uid) < 0)
+		return iso_why_errno(why, n, "setresuid(%u)", (unsigned)uid);
 	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
 	    getresgid(&rg, &eg, &sg) < 0 || rg != uid || eg != uid || sg != uid ||
-	    getgroups(0, NULL) != 0) {
-		snprintf(why, n, "ids not as set after the drop to %u", (unsigned)uid);
-		return -EPERM;
-	}
+	    getgroups(0, NULL) != 0)
+		return iso_why(why, n, EPERM, "ids not as set after the drop to %u",
+			       (unsigned)uid);
 	/* The drop must be irreversible: if uid 0 could be regained, the
 	 * guest could regain it too. */
-	if (setuid(0) == 0 || setresuid(-1, 0, -1) == 0 || setgid(0) == 0) {
-		snprintf(why, n, "uid 0 regained after the drop to %u", (unsigned)uid);
-		return -EPERM;
-	}
+	if (setuid(0) == 0 || setresuid(-1, 0, -1) == 0 || setgid(0) == 0)
+		return iso_why(why, n, EPERM, "uid 0 regained after the drop to %u",
+			       (unsigned)uid);
 	/* No setuid binary may give the guest privileges back. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		snprintf(why, n, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-		return -errno;
-	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return iso_why_errno(why, n, "PR_SET_NO_NEW_PRIVS");
 	return 0;
 }

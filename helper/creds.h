@@ -50,9 +50,6 @@ int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 /* Kill every process of the uid, then give the uid back. */
 void lease_release(struct iso_lease *lease);
 
-/* Kill every process running under uid (never 0). */
-void uid_sweep(uid_t uid);
-
 /*
  * In a child, still root: become uid/gid (gid = uid) with no supplementary
  * groups, verify all three ids and that uid 0 cannot be regained, and set

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -20,6 +19,8 @@
 #include <unistd.h>
 
 #include "hygiene.h"
+#include "util.h"
+#include "wire.h"
 
 extern char **environ;
 
@@ -60,11 +61,9 @@ static int open_std_fds(char *why, size_t n)
 		/* A closed stdio fd would be reused by the next open(); a
 		 * later write "to stderr" would then land in that file. */
 		int null = open("/dev/null", O_RDWR);
-		if (null != fd) {
-			snprintf(why, n, "cannot open /dev/null as fd %d: %s", fd,
-				 null < 0 ? strerror(errno) : "unexpected fd");
-			return -EIO;
-		}
+		if (null != fd)
+			return iso_why(why, n, EIO, "cannot open /dev/null as fd %d: %s", fd,
+				       null < 0 ? strerror(errno) : "unexpected fd");
 	}
 	return 0;
 }
@@ -74,23 +73,18 @@ static int check_request_socket(char *why, size_t n)
 	int domain = 0, type = 0;
 	socklen_t len = sizeof(domain);
 
-	if (getsockopt(ISO_SOCK_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0) {
-		snprintf(why, n, "fd %d is not a socket (%s): start me through libisospawn",
-			 ISO_SOCK_FD, strerror(errno));
-		return -ENOTSOCK;
-	}
+	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+		return iso_why(why, n, ENOTSOCK,
+			       "fd %d is not a socket (%s): start me through libisospawn",
+			       ISO_HELPER_FD, strerror(errno));
 	len = sizeof(type);
-	if (getsockopt(ISO_SOCK_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
-	    domain != AF_UNIX || type != SOCK_SEQPACKET) {
-		snprintf(why, n, "fd %d is not an AF_UNIX SOCK_SEQPACKET socket",
-			 ISO_SOCK_FD);
-		return -ENOTSOCK;
-	}
+	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    domain != AF_UNIX || type != SOCK_SEQPACKET)
+		return iso_why(why, n, ENOTSOCK, "fd %d is not an AF_UNIX SOCK_SEQPACKET socket",
+			       ISO_HELPER_FD);
 	/* Children must not inherit the request socket. */
-	if (fcntl(ISO_SOCK_FD, F_SETFD, FD_CLOEXEC) < 0) {
-		snprintf(why, n, "fd %d: %s", ISO_SOCK_FD, strerror(errno));
-		return -errno;
-	}
+	if (fcntl(ISO_HELPER_FD, F_SETFD, FD_CLOEXEC) < 0)
+		return iso_why_errno(why, n, "fd %d", ISO_HELPER_FD);
 	return 0;
 }
 
@@ -100,10 +94,8 @@ static int reset_signals(char *why, size_t n)
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) {
-		snprintf(why, n, "sigprocmask: %s", strerror(errno));
-		return -errno;
-	}
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return iso_why_errno(why, n, "sigprocmask");
 	for (int sig = 1; sig < NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
@@ -123,18 +115,13 @@ static int reset_limits(char *why, size_t n)
 		if (setrlimit(helper_limits[i].resource, &rl) == 0)
 			continue;
 		if (errno != EPERM || getrlimit(helper_limits[i].resource, &cur) < 0 ||
-		    cur.rlim_max < helper_limits[i].minimum) {
-			snprintf(why, n, "resource limit %s: cannot set it to a safe value "
-				 "(%s); was it lowered by the caller?",
-				 helper_limits[i].name, strerror(errno));
-			return -EPERM;
-		}
+		    cur.rlim_max < helper_limits[i].minimum)
+			return iso_why(why, n, EPERM, "resource limit %s: cannot set it to a "
+				       "safe value (%s); was it lowered by the caller?",
+				       helper_limits[i].name, strerror(errno));
 		cur.rlim_cur = cur.rlim_max;
-		if (setrlimit(helper_limits[i].resource, &cur) < 0) {
-			snprintf(why, n, "resource limit %s: %s", helper_limits[i].name,
-				 strerror(errno));
-			return -errno;
-		}
+		if (setrlimit(helper_limits[i].resource, &cur) < 0)
+			return iso_why_errno(why, n, "resource limit %s", helper_limits[i].name);
 	}
 	return 0;
 }
@@ -147,23 +134,19 @@ int hygiene_start(char *why, size_t n)
 	environ = NULL;
 	/* Not dumpable while privileged: no core file, no ptrace by the
 	 * caller, /proc/self owned by root. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		snprintf(why, n, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
-		return -errno;
-	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return iso_why_errno(why, n, "prctl(PR_SET_DUMPABLE)");
 	if ((rc = open_std_fds(why, n)) < 0)
 		return rc;
 	if ((rc = check_request_socket(why, n)) < 0)
 		return rc;
-	closefrom(ISO_SOCK_FD + 1);
+	closefrom(ISO_HELPER_FD + 1);
 	if ((rc = reset_signals(why, n)) < 0)
 		return rc;
 	if ((rc = reset_limits(why, n)) < 0)
 		return rc;
 	umask(077);
-	if (chdir("/") < 0) {
-		snprintf(why, n, "chdir /: %s", strerror(errno));
-		return -errno;
-	}
+	if (chdir("/") < 0)
+		return iso_why_errno(why, n, "chdir /");
 	return 0;
 }

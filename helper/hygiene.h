@@ -7,9 +7,6 @@
 
 #include <stddef.h>
 
-/* The request socket the client hands over. */
-#define ISO_SOCK_FD 3
-
 /* Helper exit codes (isospawn-helper(8)). */
 #define ISO_HELPER_EXIT_OK 0	  /* the client closed the connection */
 #define ISO_HELPER_EXIT_REFUSED 1 /* refused at start-up, reason given */
@@ -17,7 +14,7 @@
 
 /*
  * Everything from the helper's start-up that does not need the policy:
- * forget the environment, make fds 0-2 safe, check that fd 3 is an AF_UNIX
+ * forget the environment, make fds 0-2 safe, check that ISO_HELPER_FD is an AF_UNIX
  * SOCK_SEQPACKET socket, close every other fd, reset signals, resource
  * limits, umask and cwd, and stay non-dumpable. Returns 0 or -errno with a
  * reason; on failure the helper cannot talk to its client.

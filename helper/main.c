@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "policy.h"
 #include "scratch.h"
+#include "util.h"
 
 static struct iso_server server;
 
@@ -30,14 +31,15 @@ static int early_refusal(const char *why)
 	return ISO_HELPER_EXIT_REFUSED;
 }
 
-/* Refuse the connection: the client reads the reason from HELLO. */
+/* Refuse the connection: the client reads the reason from HELLO. The
+ * reason may quote the policy or the caller's groups: quoted in the log. */
 static int refuse_client(int err, const char *why)
 {
-	char qwhy[600];
+	char qwhy[4 * 512];
 
 	log_quote(qwhy, sizeof(qwhy), why);
-	log_event(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
-		  (unsigned)server.caller.uid, qwhy);
+	syslog(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
+	       (unsigned)server.caller.uid, qwhy);
 	(void)server_hello(&server, err, why);
 	return ISO_HELPER_EXIT_REFUSED;
 }
@@ -55,9 +57,9 @@ int main(int argc, char **argv)
 	if (hygiene_start(why, sizeof(why)) < 0)
 		return early_refusal(why);
 	log_open();
-	if (server_init(&server, ISO_SOCK_FD, why, sizeof(why)) < 0)
+	if (server_init(&server, ISO_HELPER_FD, why, sizeof(why)) < 0)
 		return early_refusal(why);
-	if ((rc = caller_identify(ISO_SOCK_FD, &server.caller, why, sizeof(why))) < 0)
+	if ((rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	if ((rc = policy_load(ISO_POLICY_PATH, &server.policy, why, sizeof(why))) < 0)
 		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why);
@@ -65,8 +67,8 @@ int main(int argc, char **argv)
 				   server.caller.gid, server.caller.groups,
 				   server.caller.ngroups);
 	if (!server.rule) {
-		snprintf(why, sizeof(why), "no rule in %s admits uid %u",
-			 ISO_POLICY_PATH, (unsigned)server.caller.uid);
+		iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
+			ISO_POLICY_PATH, (unsigned)server.caller.uid);
 		return refuse_client(EACCES, why);
 	}
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
@@ -74,9 +76,9 @@ int main(int argc, char **argv)
 		return refuse_client(rc, why);
 	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
-	log_event(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
-		  (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),
-		  server.confine.landlock_abi);
+	syslog(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
+	       (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),
+	       server.confine.landlock_abi);
 	if (server_hello(&server, 0, NULL) < 0)
 		return ISO_HELPER_EXIT_FAILED;
 	return server_run(&server);

@@ -28,6 +28,7 @@
 
 #include "env.h"
 #include "policy.h"
+#include "util.h"
 
 #define GIB (UINT64_C(1) << 30)
 #define MIB (UINT64_C(1) << 20)
@@ -60,18 +61,6 @@ struct parser {
 	unsigned limit_seen[ISO_LIMIT_COUNT];
 };
 
-static void __attribute__((format(printf, 3, 4)))
-say(char *why, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || n == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
-	va_end(ap);
-}
-
 /* Every parse error goes through here, so each names file and line. msg
  * never truncates: the words a message quotes all come from one line. */
 static int __attribute__((format(printf, 2, 3)))
@@ -83,23 +72,13 @@ fail(struct parser *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	say(p->why, p->n, "%s:%u: %s", p->name, p->line, msg);
-	return -EINVAL;
+	return iso_why(p->why, p->n, EINVAL, "%s:%u: %s", p->name, p->line, msg);
 }
 
 static int out_of_memory(struct parser *p)
 {
 	fail(p, "out of memory");
 	return -ENOMEM;
-}
-
-/* "[STEP ]PATH: error" for the system call that just failed; returns -errno. */
-static int syscall_failed(const char *step, const char *path, char *why, size_t n)
-{
-	int err = errno;
-
-	say(why, n, "%s%s%s: %s", step, step[0] != '\0' ? " " : "", path, strerror(err));
-	return -err;
 }
 
 /* ---- Words ---- */
@@ -119,27 +98,6 @@ static int parse_decimal(const char *word, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* Absolute, and already in the form the kernel would resolve it to
- * textually: no "//", no "." or ".." component, no trailing '/'. Paths are
- * compared as text later, so two spellings of one place must not exist. */
-static int path_normalized(const char *path)
-{
-	if (path[0] != '/' || strlen(path) >= PATH_MAX)
-		return 0;
-	if (path[1] == '\0')
-		return 1;
-	for (const char *c = path; *c == '/';) {
-		size_t seg = strcspn(c + 1, "/");
-
-		if (seg == 0)
-			return 0; /* "//" or a trailing '/' */
-		if ((seg == 1 && c[1] == '.') || (seg == 2 && c[1] == '.' && c[2] == '.'))
-			return 0;
-		c += 1 + seg;
-	}
-	return 1;
-}
-
 /* What each word of a list keyword must be. */
 enum word_kind { NOT_A_LIST, WORD_PATH, WORD_PROGRAM, WORD_OVERRIDE, WORD_UNSAFE, WORD_FORWARD,
 		 WORD_SYSCALL };
@@ -150,9 +108,9 @@ static int word_valid(enum word_kind kind, const char *word)
 
 	switch (kind) {
 	case WORD_PATH:
-		return path_normalized(word);
+		return iso_path_check(word, ISO_PATH_ANY, NULL) == 0;
 	case WORD_PROGRAM:
-		return path_normalized(word) && strcmp(word, "/") != 0;
+		return iso_path_check(word, ISO_PATH_FILE, NULL) == 0;
 	case WORD_OVERRIDE:
 		return iso_env_name_valid(word, len) && strcmp(word, ISO_ENV_CHANNEL_NAME) != 0;
 	case WORD_UNSAFE:
@@ -652,15 +610,11 @@ int policy_parse(const char *text, size_t len, const char *name, struct iso_poli
 	int rc = 0;
 
 	*out = (struct iso_policy){ 0 };
-	if (len > ISO_POLICY_FILE_MAX) {
-		say(why, n, "%s: expected at most %d bytes, got %zu", p.name, ISO_POLICY_FILE_MAX,
-		    len);
-		return -EINVAL;
-	}
-	if (text == NULL && len > 0) {
-		say(why, n, "%s: no text", p.name);
-		return -EINVAL;
-	}
+	if (len > ISO_POLICY_FILE_MAX)
+		return iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got %zu", p.name,
+			       ISO_POLICY_FILE_MAX, len);
+	if (text == NULL && len > 0)
+		return iso_why(why, n, EINVAL, "%s: no text", p.name);
 	while (rc == 0 && pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl != NULL ? (size_t)(nl - text) : len;
@@ -685,19 +639,18 @@ static int check_stat(const char *path, const struct stat *st, uid_t owner, int 
 	mode_t mode = st->st_mode;
 
 	if (want_dir ? !S_ISDIR(mode) : !S_ISREG(mode))
-		say(why, n, "%s: %s, expected %s", path,
-		    S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory"
-		    : S_ISREG(mode) ? "a regular file" : "a special file",
-		    want_dir ? "a directory" : "a regular file");
-	else if (st->st_uid != owner)
-		say(why, n, "%s: owned by uid %lu, expected uid %lu", path,
-		    (unsigned long)st->st_uid, (unsigned long)owner);
-	else if (mode & (S_IWGRP | S_IWOTH))
-		say(why, n, "%s: mode %04o is writable by %s", path, (unsigned)(mode & 07777),
-		    (mode & S_IWOTH) ? "others" : "its group");
-	else
-		return 0;
-	return -EPERM;
+		return iso_why(why, n, EPERM, "%s: %s, expected %s", path,
+			       S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory"
+			       : S_ISREG(mode) ? "a regular file" : "a special file",
+			       want_dir ? "a directory" : "a regular file");
+	if (st->st_uid != owner)
+		return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid %lu", path,
+			       (unsigned long)st->st_uid, (unsigned long)owner);
+	if (mode & (S_IWGRP | S_IWOTH))
+		return iso_why(why, n, EPERM, "%s: mode %04o is writable by %s", path,
+			       (unsigned)(mode & 07777),
+			       (mode & S_IWOTH) ? "others" : "its group");
+	return 0;
 }
 
 int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
@@ -706,20 +659,17 @@ int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
 	struct stat st;
 	int rc;
 
-	if (strlen(path) >= sizeof(walk)) {
-		say(why, n, "%.64s...: path too long", path);
-		return -ENAMETOOLONG;
-	}
+	rc = iso_path_check(path, ISO_PATH_ANY, NULL);
+	if (rc == -ENAMETOOLONG)
+		return iso_why(why, n, ENAMETOOLONG, "%.64s...: path too long", path);
 	/* The ancestors are found by cutting the text, so it must say
 	 * exactly which directories the kernel walks. */
-	if (!path_normalized(path)) {
-		say(why, n, "%s: expected an absolute normalized path", path);
-		return -EINVAL;
-	}
+	if (rc < 0)
+		return iso_why(why, n, EINVAL, "%s: expected an absolute normalized path", path);
 	strlcpy(walk, path, sizeof(walk));
 	for (int is_dir = 0;; is_dir = 1) {
 		if (lstat(walk, &st) < 0)
-			return syscall_failed("", walk, why, n);
+			return iso_why_errno(why, n, "%s", walk);
 		rc = check_stat(walk, &st, owner, is_dir, why, n);
 		if (rc < 0 || strcmp(walk, "/") == 0)
 			return rc;
@@ -739,32 +689,29 @@ int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
 	if ((rc = policy_check_path(path, 0, why, n)) < 0)
 		return rc;
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return syscall_failed("open", path, why, n);
+		return iso_why_errno(why, n, "open %s", path);
 	/* Judge the file actually opened, not the name checked above. */
 	if (fstat(fd, &st) < 0)
-		rc = syscall_failed("fstat", path, why, n);
+		rc = iso_why_errno(why, n, "fstat %s", path);
 	else
 		rc = check_stat(path, &st, 0, 0, why, n);
 	/* One byte more than allowed, to tell "full" from "too big". */
-	if (rc == 0 && (text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL) {
-		say(why, n, "%s: out of memory", path);
-		rc = -ENOMEM;
-	}
+	if (rc == 0 && (text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
+		rc = iso_why(why, n, ENOMEM, "%s: out of memory", path);
 	while (rc == 0 && len < ISO_POLICY_FILE_MAX + 1) {
 		ssize_t got = read(fd, text + len, ISO_POLICY_FILE_MAX + 1 - len);
 
 		if (got < 0 && errno != EINTR)
-			rc = syscall_failed("read", path, why, n);
+			rc = iso_why_errno(why, n, "read %s", path);
 		else if (got == 0)
 			break;
 		else if (got > 0)
 			len += (size_t)got;
 	}
 	close(fd);
-	if (rc == 0 && len > ISO_POLICY_FILE_MAX) {
-		say(why, n, "%s: expected at most %d bytes, got more", path, ISO_POLICY_FILE_MAX);
-		rc = -EINVAL;
-	}
+	if (rc == 0 && len > ISO_POLICY_FILE_MAX)
+		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got more", path,
+			     ISO_POLICY_FILE_MAX);
 	if (rc == 0)
 		rc = policy_parse(text, len, path, out, why, n);
 	free(text);

@@ -29,6 +29,7 @@
 
 #include "creds.h"
 #include "scratch.h"
+#include "util.h"
 
 #define SPARE_DIR ISO_SCRATCH_DIR "/.spare"
 
@@ -46,16 +47,12 @@ int scratch_prepare(char *why, size_t n)
 {
 	struct stat st;
 
-	if (mkdir(SPARE_DIR, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, n, "mkdir %s: %s", SPARE_DIR, strerror(errno));
-		return -errno;
-	}
+	if (mkdir(SPARE_DIR, 0700) < 0 && errno != EEXIST)
+		return iso_why_errno(why, n, "mkdir %s", SPARE_DIR);
 	if (lstat(SPARE_DIR, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & 077)) {
-		snprintf(why, n, "%s must be a directory owned by root, mode 0700",
-			 SPARE_DIR);
-		return -EPERM;
-	}
+	    (st.st_mode & 077))
+		return iso_why(why, n, EPERM, "%s must be a directory owned by root, mode 0700",
+			       SPARE_DIR);
 	return 0;
 }
 
@@ -145,27 +142,25 @@ static void remove_dir(uid_t uid, const char *path)
 int scratch_create(uid_t uid, char *path, size_t path_size, char *why,
 		   size_t n)
 {
+	int rc;
+
 	scratch_path(uid, path, path_size);
 	if (reuse_spare(uid, path) == 0)
 		return 0;
 	if (mkdir(path, 0700) < 0) {
-		if (errno != EEXIST) {
-			snprintf(why, n, "mkdir %s: %s", path, strerror(errno));
-			return -errno;
-		}
+		if (errno != EEXIST)
+			return iso_why_errno(why, n, "mkdir %s", path);
 		/* Left by a helper that died: start clean. */
 		remove_dir(uid, path);
-		if (mkdir(path, 0700) < 0) {
-			snprintf(why, n, "mkdir %s: %s", path, strerror(errno));
-			return -errno;
-		}
+		if (mkdir(path, 0700) < 0)
+			return iso_why_errno(why, n, "mkdir %s", path);
 	}
 	/* lchown: the directory was just made by root in a root-owned
 	 * parent, but never follow a link in a root-run chown. */
 	if (lchown(path, uid, uid) < 0) {
-		snprintf(why, n, "chown %s: %s", path, strerror(errno));
+		rc = iso_why_errno(why, n, "chown %s", path);
 		(void)rmdir(path);
-		return -errno;
+		return rc;
 	}
 	return 0;
 }

@@ -317,6 +317,9 @@ enum iso_stage {
 };
 
 ISO_PUBLIC enum iso_outcome iso_guest_outcome(const iso_guest *guest);
+/* "running", "exited", "signaled", "timed_out", "limit" or "failed" (the
+ * names isospawn --status-json and the helper's log use); NULL if unknown. */
+ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome);
 /* Exit code, signal number or errno, as the outcome says. */
 ISO_PUBLIC int iso_guest_code(const iso_guest *guest);
 /* For ISO_OUTCOME_FAILED: the stage that failed. */

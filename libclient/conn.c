@@ -25,22 +25,15 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "util.h"
 
 #ifndef ISO_HELPER_PATH
 #error "ISO_HELPER_PATH must be defined by the build"
 #endif
 
-/* The fd the helper finds its socket on. */
-#define HELPER_SOCKET_FD 3
 /* One fd is the most a message carries (SPAWNED's channel); the room for a
  * few more lets a surplus be seen, and closed, rather than truncated. */
-#define RECV_FDS_MAX 4
-
-static void close_fds(const int *fds, unsigned nfds)
-{
-	for (unsigned i = 0; i < nfds; i++)
-		close(fds[i]);
-}
+#define RECV_FDS_MAX ISO_FDS_MAX
 
 /*
  * Mark the connection unusable and tell the helper so: after shutdown() it
@@ -92,58 +85,26 @@ static void describe_status(int status, char *buf, size_t n)
 
 /*
  * One datagram into conn->buf, its descriptors into fds (up to
- * RECV_FDS_MAX; the kernel discards what does not fit and says so with
- * MSG_CTRUNC). Returns its length; 0 end-of-file; -EAGAIN (only if !wait);
- * -EINTR; -EPROTO with why set (descriptors then closed); another -errno.
+ * RECV_FDS_MAX; any others are closed). Returns its length; 0 end-of-file;
+ * -EAGAIN (only if !wait); -EINTR; -EPROTO with why set (descriptors then
+ * closed); another -errno.
  */
 static long receive_datagram(iso_conn *conn, int wait, int *fds,
-			     unsigned *nfds, char *why, size_t why_size)
+			     size_t *nfds, char *why, size_t why_size)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * RECV_FDS_MAX)];
-	} control;
-	struct iovec iov = { conn->buf, sizeof(conn->buf) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	int other_control = 0;
-	ssize_t n;
+	unsigned seen;
+	ssize_t n = iso_recv_fds(conn->fd, conn->buf, sizeof(conn->buf),
+				 wait ? 0 : MSG_DONTWAIT, fds, RECV_FDS_MAX,
+				 nfds, &seen);
 
+	if (n < 0 || seen == 0)
+		return n;
+	iso_close_fds(fds, *nfds);
 	*nfds = 0;
-	n = recvmsg(conn->fd, &mh,
-		    MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
-	if (n < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
-	     c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) {
-			other_control = 1;
-			continue;
-		}
-		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < count; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
-			if (*nfds < RECV_FDS_MAX)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || other_control) {
-		close_fds(fds, *nfds);
-		*nfds = 0;
-		snprintf(why, why_size,
-			 "helper sent %s",
-			 mh.msg_flags & MSG_TRUNC ?
-				 "a datagram longer than the wire allows" :
-				 "unexpected control data");
-		return -EPROTO;
-	}
-	return n;
+	return iso_why(why, why_size, EPROTO, "helper sent %s",
+		       seen & ISO_RECV_TRUNC ?
+			       "a datagram longer than the wire allows" :
+			       "unexpected control data");
 }
 
 /* What a refusal's errno becomes in the documented sets. */
@@ -204,7 +165,7 @@ static int exited_code_valid(const struct iso_wire_exited *e)
 }
 
 static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
-			   const int *fds, unsigned nfds)
+			   const int *fds, size_t nfds)
 {
 	iso_guest *g = conn->pending;
 
@@ -224,7 +185,7 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 	}
 	if (nfds != (g->want_channel ? 1u : 0u))
 		return break_conn(conn, -EPROTO,
-				  "helper sent %u descriptors with SPAWNED, expected %d",
+				  "helper sent %zu descriptors with SPAWNED, expected %d",
 				  nfds, g->want_channel);
 	g->pid = (pid_t)m->u.spawned.pid;
 	g->uid = (uid_t)m->u.spawned.uid;
@@ -237,7 +198,7 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 }
 
 static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
-			   unsigned nfds)
+			   size_t nfds)
 {
 	const struct iso_wire_exited *e = &m->u.exited;
 	iso_guest *g;
@@ -273,7 +234,7 @@ static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
 int iso__receive(iso_conn *conn, int wait)
 {
 	int fds[RECV_FDS_MAX];
-	unsigned nfds;
+	size_t nfds;
 	char why[256];
 	long n;
 	int rc;
@@ -289,13 +250,13 @@ int iso__receive(iso_conn *conn, int wait)
 		return break_conn(conn, -EPIPE, "receiving from the helper: %s",
 				  strerror((int)-n));
 	if (n == 0) {
-		close_fds(fds, nfds);
+		iso_close_fds(fds, nfds);
 		return break_conn(conn, -EPIPE,
 				  "the helper is gone (it closed the connection)");
 	}
 	rc = iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why));
 	if (rc < 0) {
-		close_fds(fds, nfds);
+		iso_close_fds(fds, nfds);
 		return break_conn(conn, -EPROTO, "helper sent a bad message: %s",
 				  why);
 	}
@@ -314,7 +275,7 @@ int iso__receive(iso_conn *conn, int wait)
 		break;
 	}
 	if (rc < 0)
-		close_fds(fds, nfds);
+		iso_close_fds(fds, nfds);
 	return rc;
 }
 
@@ -333,54 +294,34 @@ long iso__encode(iso_conn *conn)
 
 int iso__send(iso_conn *conn, size_t len, const int *fds, unsigned nfds)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 3)];
-	} control;
-	struct iovec iov = { conn->buf, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
 	if (conn->broken)
 		return iso__fail(-EPIPE, "%s", conn->broken_why);
 	if (nfds > 3)
 		return iso__fail(-EINVAL, "more than 3 descriptors in a request");
-	if (nfds > 0) {
-		struct cmsghdr *c;
-
-		memset(&control, 0, sizeof(control));
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do
-		n = sendmsg(conn->fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	n = iso_send_fds(conn->fd, conn->buf, len, 0, fds, nfds);
 	if (n == (ssize_t)len)
 		return 0;
 	if (n >= 0)
 		return break_conn(conn, -EPIPE,
 				  "sending to the helper: %zd of %zu bytes sent", n,
 				  len);
-	switch (errno) {
+	switch (-n) {
 	case EBADF:
 		return iso__fail(-EINVAL,
 				 "a descriptor given for the guest's stdio is not open");
 	case ENOMEM:
 	case ENOBUFS:
 		return iso__fail(-ENOMEM, "sending to the helper: %s",
-				 strerror(errno));
+				 strerror((int)-n));
 	case EMSGSIZE:
 		return iso__fail(-E2BIG,
 				 "request of %zu bytes does not fit the socket buffer",
 				 len);
 	default:
 		return break_conn(conn, -EPIPE, "the helper is gone (%s)",
-				  strerror(errno));
+				  strerror((int)-n));
 	}
 }
 
@@ -430,9 +371,9 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 	sigemptyset(&none);
 	sigfillset(&all);
 	if ((rc = posix_spawn_file_actions_adddup2(&actions, helper_end,
-						   HELPER_SOCKET_FD)) == 0 &&
+						   ISO_HELPER_FD)) == 0 &&
 	    (rc = posix_spawn_file_actions_addclosefrom_np(
-		     &actions, HELPER_SOCKET_FD + 1)) == 0 &&
+		     &actions, ISO_HELPER_FD + 1)) == 0 &&
 	    (rc = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
 	    (rc = posix_spawnattr_setsigdefault(&attr, &all)) == 0 &&
 	    (rc = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
@@ -474,14 +415,14 @@ static int await_hello(iso_conn *conn)
 {
 	const struct iso_wire_hello *h = &conn->msg.u.hello;
 	int fds[RECV_FDS_MAX];
-	unsigned nfds;
+	size_t nfds;
 	char why[256], status[64];
 	long n;
 
 	do
 		n = receive_datagram(conn, 1, fds, &nfds, why, sizeof(why));
 	while (n == -EINTR);
-	close_fds(fds, nfds);
+	iso_close_fds(fds, nfds);
 	if (n == 0) {
 		shutdown(conn->fd, SHUT_RDWR);
 		describe_status(reap_helper(conn), status, sizeof(status));

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "env.h"
+#include "util.h"
 
 ISO_PUBLIC int iso_spec_new(iso_spec **out)
 {
@@ -46,52 +47,29 @@ ISO_PUBLIC void iso_spec_free(iso_spec *spec)
 }
 
 /*
- * An absolute path in normal form: "/" (if allow_root) or "/a/b" with no
- * empty, "." or ".." component, so that the helper, the policy and the
- * logs all compare the path exactly as it was written.
+ * A path in the normal form of util.h, so that the helper, the policy and
+ * the logs all compare the path exactly as it was written.
  * Returns 0; -EINVAL; -ENAMETOOLONG.
  */
-static int check_path(const char *what, const char *path, int allow_root)
+static int check_path(const char *what, const char *path,
+		      enum iso_path_kind kind)
 {
-	if (path == NULL)
-		return iso__fail(-EINVAL, "%s: no path given", what);
-	if (strnlen(path, ISO_WIRE_PATH_MAX) == ISO_WIRE_PATH_MAX)
-		return iso__fail(-ENAMETOOLONG, "%s: path of %d bytes or more",
-				 what, ISO_WIRE_PATH_MAX);
-	if (path[0] != '/')
-		return iso__fail(-EINVAL, "%s \"%s\": not an absolute path",
-				 what, path);
-	for (const char *c = path; *c != '\0'; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return iso__fail(-EINVAL, "%s: path with the control byte 0x%02x",
-					 what, (unsigned)*c);
-	if (path[1] == '\0')
-		return allow_root ? 0 :
-				    iso__fail(-EINVAL,
-					      "%s \"/\": a directory, not a program",
-					      what);
-	for (const char *slash = path; *slash != '\0';) {
-		const char *name = slash + 1;
-		const char *end = strchrnul(name, '/');
-		size_t len = (size_t)(end - name);
+	const char *fault;
+	int rc = iso_path_check(path, kind, &fault);
 
-		if (len == 0)
-			return iso__fail(-EINVAL,
-					 "%s \"%s\": empty component (\"//\" or a trailing '/')",
-					 what, path);
-		if ((len == 1 && name[0] == '.') ||
-		    (len == 2 && name[0] == '.' && name[1] == '.'))
-			return iso__fail(-EINVAL,
-					 "%s \"%s\": \".\" or \"..\" component",
-					 what, path);
-		slash = end;
-	}
-	return 0;
+	if (rc == 0)
+		return 0;
+	/* Not quoted when too long, absent, or holding a control byte
+	 * (which would reach the caller's messages and logs). */
+	if (rc == -ENAMETOOLONG || path == NULL ||
+	    iso_control_byte(path, strlen(path)) != 0)
+		return iso__fail(rc, "%s: %s", what, fault);
+	return iso__fail(rc, "%s \"%s\": %s", what, path, fault);
 }
 
 ISO_PUBLIC int iso_spec_set_program(iso_spec *spec, const char *path)
 {
-	int rc = check_path("program", path, 0);
+	int rc = check_path("program", path, ISO_PATH_FILE);
 	char *copy;
 
 	if (rc < 0)
@@ -298,7 +276,7 @@ ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net)
 static int add_path(const char *what, char **paths, uint32_t *n,
 		    const char *path)
 {
-	int rc = check_path(what, path, 1);
+	int rc = check_path(what, path, ISO_PATH_ANY);
 	char *copy;
 
 	/* The documented set has no -ENAMETOOLONG here. */

@@ -1,0 +1,203 @@
+/*
+ * util.c - shared primitives: reasons, the path normal form, descriptor
+ * passing. Linked into the setuid helper: every line here runs as root.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "wire.h"
+
+/* Linux 6.5 (SO_PASSPIDFD); older headers lack the name. */
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
+
+_Static_assert(ISO_WIRE_PATH_MAX == PATH_MAX,
+	       "the wire carries exactly the paths the normal form allows");
+
+/* ---- Reasons -------------------------------------------------------- */
+
+int iso_why(char *why, size_t n, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && n > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, n, fmt, ap);
+		va_end(ap);
+	}
+	return -err;
+}
+
+int iso_why_errno(char *why, size_t n, const char *fmt, ...)
+{
+	/* First: formatting may change errno. */
+	int err = errno;
+	va_list ap;
+	size_t used;
+
+	if (why != NULL && n > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, n, fmt, ap);
+		va_end(ap);
+		used = strlen(why);
+		snprintf(why + used, n - used, ": %s", strerror(err));
+	}
+	return -err;
+}
+
+/* ---- Paths ---------------------------------------------------------- */
+
+unsigned char iso_control_byte(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return (unsigned char)s[i];
+	return 0;
+}
+
+int iso_path_check(const char *path, enum iso_path_kind kind,
+		   const char **fault)
+{
+	const char *unused;
+
+	if (fault == NULL)
+		fault = &unused;
+	if (path == NULL) {
+		*fault = "no path given";
+		return -EINVAL;
+	}
+	if (strnlen(path, PATH_MAX) == PATH_MAX) {
+		*fault = "path of 4096 (PATH_MAX) bytes or more";
+		return -ENAMETOOLONG;
+	}
+	if (iso_control_byte(path, strlen(path)) != 0) {
+		*fault = "path with a control byte";
+		return -EINVAL;
+	}
+	if (path[0] != '/') {
+		*fault = "not an absolute path";
+		return -EINVAL;
+	}
+	if (path[1] == '\0' && kind == ISO_PATH_FILE) {
+		*fault = "a directory, not a program";
+		return -EINVAL;
+	}
+	if (path[1] == '\0')
+		return 0;
+	for (const char *slash = path; *slash != '\0';) {
+		const char *name = slash + 1;
+		const char *end = strchrnul(name, '/');
+		size_t len = (size_t)(end - name);
+
+		if (len == 0) {
+			*fault = "empty component (\"//\" or a trailing '/')";
+			return -EINVAL;
+		}
+		if ((len == 1 && name[0] == '.') ||
+		    (len == 2 && name[0] == '.' && name[1] == '.')) {
+			*fault = "\".\" or \"..\" component";
+			return -EINVAL;
+		}
+		slash = end;
+	}
+	return 0;
+}
+
+/* ---- Descriptors ------------------------------------------------------ */
+
+/* Room for ISO_FDS_MAX descriptors, aligned for struct cmsghdr. */
+union fd_control {
+	char buf[CMSG_SPACE(ISO_FDS_MAX * sizeof(int))];
+	struct cmsghdr align;
+};
+
+ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
+		     const int *fds, size_t nfds)
+{
+	union fd_control ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t sent;
+
+	if (nfds > ISO_FDS_MAX)
+		return -EINVAL;
+	if (nfds > 0) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	do
+		sent = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	return sent < 0 ? -errno : sent;
+}
+
+/* The control messages that install descriptors in the receiver. */
+static int carries_fds(const struct cmsghdr *c)
+{
+	return c->cmsg_level == SOL_SOCKET &&
+	       (c->cmsg_type == SCM_RIGHTS || c->cmsg_type == SCM_PIDFD);
+}
+
+ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
+		     size_t want, size_t *nfds, unsigned *seen)
+{
+	union fd_control ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	ssize_t len;
+
+	*nfds = 0;
+	*seen = 0;
+	len = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	if (len < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
+	     c = CMSG_NXTHDR(&mh, c)) {
+		int rights = c->cmsg_level == SOL_SOCKET &&
+			     c->cmsg_type == SCM_RIGHTS;
+		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		if (!rights)
+			*seen |= ISO_RECV_OTHER;
+		for (size_t i = 0; carries_fds(c) && i < count; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (rights && *nfds < want && *nfds < ISO_FDS_MAX)
+				fds[(*nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	if (mh.msg_flags & MSG_TRUNC)
+		*seen |= ISO_RECV_TRUNC;
+	if (mh.msg_flags & MSG_CTRUNC)
+		*seen |= ISO_RECV_CTRUNC;
+	return len;
+}
+
+void iso_close_fds(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}

@@ -1,0 +1,86 @@
+/*
+ * util.h - the primitives the helper, the library and the CLI share, each
+ * defined once here: a rule written twice drifts.
+ *
+ * None of these reads the process environment or keeps state.
+ */
+#ifndef ISO_UTIL_H
+#define ISO_UTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* ---- Reasons -------------------------------------------------------- */
+
+/*
+ * Write a one-line reason to why (n bytes; nothing if why is NULL or n is
+ * 0) and return -err; err is a positive errno.
+ */
+int iso_why(char *why, size_t n, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * For the call that just failed: read errno before anything else can
+ * change it, write "<fmt>: <strerror(errno)>" to why and return -errno.
+ */
+int iso_why_errno(char *why, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- Paths ---------------------------------------------------------- */
+
+enum iso_path_kind {
+	ISO_PATH_ANY,  /* any place: "/" is one */
+	ISO_PATH_FILE, /* a program: "/" is a directory, never a file */
+};
+
+/* The first control byte (0x01-0x1f, 0x7f) of s[0..len), or 0. A path
+ * reaches reasons and logs, where such a byte could forge a line. */
+unsigned char iso_control_byte(const char *s, size_t len);
+
+/*
+ * The one normal form of a path, for the policy, the requests and the
+ * library alike: absolute; no control byte; no empty ("//", trailing '/'),
+ * "." or ".." component; shorter than PATH_MAX bytes, so that it fits the
+ * kernel's and the wire's bound (ISO_WIRE_PATH_MAX) with its NUL. Paths in
+ * this form are compared as text, so one place has exactly one spelling.
+ * Returns 0; -EINVAL, or -ENAMETOOLONG for a path of PATH_MAX bytes or
+ * more, with *fault (if fault is not NULL) saying what is wrong.
+ */
+int iso_path_check(const char *path, enum iso_path_kind kind,
+		   const char **fault);
+
+/* ---- Descriptors over a SOCK_SEQPACKET socket ------------------------ */
+
+/* Descriptors one datagram carries at most, either way. */
+#define ISO_FDS_MAX 4
+
+/*
+ * Send one datagram (len bytes of buf) with nfds (at most ISO_FDS_MAX)
+ * descriptors attached as SCM_RIGHTS. flags go to sendmsg(), with
+ * MSG_NOSIGNAL added; an interrupted call is retried. Returns the bytes
+ * sent, or -errno.
+ */
+ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
+		     const int *fds, size_t nfds);
+
+/* What iso_recv_fds() saw besides the descriptors it kept. */
+#define ISO_RECV_TRUNC 1  /* the datagram was longer than cap */
+#define ISO_RECV_CTRUNC 2 /* control data was cut: descriptors were lost */
+#define ISO_RECV_OTHER 4  /* a control message other than SCM_RIGHTS */
+
+/*
+ * Receive one datagram into buf (cap bytes) and the first `want` (at most
+ * ISO_FDS_MAX) descriptors of its SCM_RIGHTS, close-on-exec, into fds;
+ * *nfds says how many. Every other descriptor that arrived - past `want`,
+ * or in another control message such as SCM_PIDFD - is closed before this
+ * returns, so a sender cannot leave one behind. *seen gets ISO_RECV_* bits.
+ * flags go to recvmsg(). Returns the datagram's length, 0 at end of file,
+ * or -errno (then no descriptor is kept).
+ */
+ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
+		     size_t want, size_t *nfds, unsigned *seen);
+
+/* Close the n descriptors of fds that are not -1. */
+void iso_close_fds(const int *fds, size_t n);
+
+#endif /* ISO_UTIL_H */
