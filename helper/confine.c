@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,24 +39,9 @@
 
 #include "confine.h"
 #include "landlock.h"
+#include "util.h"
 
 #define COUNT(array) (sizeof(array) / sizeof *(array))
-
-/* Writes "<fmt>: <strerror(err)>" to why and returns -err. err is taken
- * as an argument because formatting may change errno. */
-static __attribute__((format(printf, 4, 5))) int
-fail(char *why, size_t n, int err, const char *fmt, ...)
-{
-	va_list ap;
-	size_t used;
-
-	va_start(ap, fmt);
-	vsnprintf(why, n, fmt, ap);
-	va_end(ap);
-	used = n ? strlen(why) : 0;
-	snprintf(why + used, n - used, ": %s", strerror(err));
-	return -err;
-}
 
 /* ---- seccomp ------------------------------------------------------ */
 
@@ -171,8 +155,8 @@ static int deny(scmp_filter_ctx ctx, uint32_t action,
 
 	if (rc < 0) {
 		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, r->nr);
-		fail(why, n, -rc, "seccomp: cannot add a rule for %s",
-		     name ? name : "a system call");
+		iso_why(why, n, -rc, "seccomp: cannot add a rule for %s: %s",
+			name ? name : "a system call", strerror(-rc));
 		free(name);
 	}
 	return rc;
@@ -211,13 +195,11 @@ static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
 	for (i = 0; rc == 0 && rule->seccomp_deny && rule->seccomp_deny[i];
 	     i++) {
 		r.nr = seccomp_syscall_resolve_name(rule->seccomp_deny[i]);
-		if (r.nr == __NR_SCMP_ERROR) {
-			snprintf(why, n,
-				 "seccomp: unknown system call \"%s\" in the "
-				 "rule at line %u",
-				 rule->seccomp_deny[i], rule->line);
-			return -EINVAL;
-		}
+		if (r.nr == __NR_SCMP_ERROR)
+			return iso_why(why, n, EINVAL,
+				       "seccomp: unknown system call \"%s\" in the "
+				       "rule at line %u",
+				       rule->seccomp_deny[i], rule->line);
 		rc = deny(ctx, action, &r, why, n);
 	}
 	return rc;
@@ -233,25 +215,23 @@ static int export_bpf(scmp_filter_ctx ctx, struct iso_confine *c, char *why,
 
 	fd = memfd_create("isospawn-seccomp", MFD_CLOEXEC);
 	if (fd < 0)
-		return fail(why, n, errno, "seccomp: memfd_create");
+		return iso_why_errno(why, n, "seccomp: memfd_create");
 	if ((rc = seccomp_export_bpf(ctx, fd)) < 0) {
-		fail(why, n, -rc, "seccomp: export");
+		iso_why(why, n, -rc, "seccomp: export: %s", strerror(-rc));
 	} else if (fstat(fd, &st) < 0) {
-		rc = fail(why, n, errno, "seccomp: fstat");
+		rc = iso_why_errno(why, n, "seccomp: fstat");
 	} else if (st.st_size <= 0 ||
 		   st.st_size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
 		   st.st_size % sizeof(struct sock_filter) != 0) {
 		/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
-		rc = -E2BIG;
-		snprintf(why, n, "seccomp: the filter is %jd bytes, not a "
-			 "loadable program", (intmax_t)st.st_size);
+		rc = iso_why(why, n, E2BIG, "seccomp: the filter is %jd bytes, not a "
+			     "loadable program", (intmax_t)st.st_size);
 	} else if (!(c->bpf = malloc((size_t)st.st_size))) {
-		rc = -ENOMEM;
-		snprintf(why, n, "seccomp: out of memory");
+		rc = iso_why(why, n, ENOMEM, "seccomp: out of memory");
 	} else if ((got = pread(fd, c->bpf, (size_t)st.st_size, 0)) !=
 		   st.st_size) {
-		rc = got < 0 ? -errno : -EIO;
-		snprintf(why, n, "seccomp: reading the filter back failed");
+		rc = iso_why(why, n, got < 0 ? errno : EIO,
+			     "seccomp: reading the filter back failed");
 		free(c->bpf);
 		c->bpf = NULL;
 	} else {
@@ -271,12 +251,9 @@ static int compile_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 	size_t i;
 	int rc;
 
-	c->compile_count++;
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx) {
-		snprintf(why, n, "seccomp: out of memory");
-		return -ENOMEM;
-	}
+	if (!ctx)
+		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
 	/* The spawn path sets no_new_privs itself, before the credentials
 	 * are verified; the filter must not depend on it. */
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
@@ -291,13 +268,14 @@ static int compile_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 	if (rc == 0)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, action);
 	if (rc < 0)
-		fail(why, n, -rc, "seccomp: filter attributes");
+		iso_why(why, n, -rc, "seccomp: filter attributes: %s", strerror(-rc));
 	for (i = 0; rc == 0 && compat_arches[i] != 0; i++) {
 		rc = seccomp_arch_add(ctx, compat_arches[i]);
 		if (rc == -EEXIST)
 			rc = 0;
 		else if (rc < 0)
-			fail(why, n, -rc, "seccomp: adding a compat architecture");
+			iso_why(why, n, -rc, "seccomp: adding a compat architecture: %s",
+				strerror(-rc));
 	}
 	if (rc == 0)
 		rc = add_rules(ctx, rule, action, why, n);
@@ -312,8 +290,11 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 	struct sock_fprog prog = { .len = (unsigned short)c->bpf_len,
 				   .filter = c->bpf };
 
-	if (c->bpf && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-		return fail(why, n, errno, "seccomp: loading the filter");
+	/* No filter: the rule's explicit "seccomp none". */
+	if (!c->bpf)
+		return 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return iso_why_errno(why, n, "seccomp: loading the filter");
 	return 0;
 }
 
@@ -403,7 +384,7 @@ static int add_rule(int ruleset, int fd, uint64_t rights, const char *what,
 
 	if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr,
 				  0) < 0)
-		return fail(why, n, errno, "landlock: rule for %s", what);
+		return iso_why_errno(why, n, "landlock: rule for %s", what);
 	return 0;
 }
 
@@ -432,9 +413,9 @@ static int for_each_path(const char *const *paths, enum path_origin origin,
 		if (fd < 0 && origin == PATH_BUILTIN && errno == ENOENT)
 			continue;
 		if (fd < 0)
-			return fail(why, n, errno, "landlock: %s", *paths);
+			return iso_why_errno(why, n, "landlock: %s", *paths);
 		rc = rights_for(fd, rights, handled, &narrowed);
-		rc = rc < 0 ? fail(why, n, -rc, "landlock: %s", *paths)
+		rc = rc < 0 ? iso_why(why, n, -rc, "landlock: %s: %s", *paths, strerror(-rc))
 			    : use(arg, fd, narrowed, *paths, why, n);
 		if (rc <= 0)
 			close(fd);
@@ -451,8 +432,8 @@ static int keep_fixed(void *arg, int fd, uint64_t rights, const char *path,
 	struct iso_confine *c = arg;
 
 	if (c->nfixed == ISO_LANDLOCK_FIXED_MAX)
-		return fail(why, n, E2BIG, "landlock: more than %d paths at %s",
-			    ISO_LANDLOCK_FIXED_MAX, path);
+		return iso_why(why, n, E2BIG, "landlock: more than %d paths at %s",
+			       ISO_LANDLOCK_FIXED_MAX, path);
 	c->fixed_fd[c->nfixed] = fd;
 	c->fixed_rights[c->nfixed++] = rights;
 	return 1;
@@ -536,7 +517,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 	ruleset = sys_landlock_create_ruleset(&attr, sizeof attr, 0);
 	if (ruleset < 0)
-		return fail(why, n, errno, "landlock: creating the ruleset");
+		return iso_why_errno(why, n, "landlock: creating the ruleset");
 	for (i = 0; rc == 0 && i < c->nfixed; i++)
 		rc = add_rule(ruleset, c->fixed_fd[i], c->fixed_rights[i],
 			      "a prepared path", why, n);
@@ -548,11 +529,11 @@ int confine_apply_landlock(const struct iso_confine *c,
 	 * ruleset's rules are a set: their order changes nothing). */
 	if (rc == 0 && (rc = rights_for(program_fd, FS_READ & FS_FILE, handled,
 					&prog)) < 0)
-		rc = fail(why, n, -rc, "landlock: the program");
+		rc = iso_why(why, n, -rc, "landlock: the program: %s", strerror(-rc));
 	if (rc == 0)
 		rc = add_rule(ruleset, program_fd, prog, "the program", why, n);
 	if (rc == 0 && sys_landlock_restrict_self(ruleset, 0) < 0)
-		rc = fail(why, n, errno, "landlock: restrict_self");
+		rc = iso_why_errno(why, n, "landlock: restrict_self");
 	close(ruleset);
 	return rc;
 }
@@ -571,14 +552,12 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
 			     c->landlock_abi, &degraded);
 	if (rc < 0 && c->landlock_abi == 0)
-		snprintf(why, n, "landlock: the kernel has none and the rule "
-			 "at line %u requires it", rule->line);
-	else if (rc < 0)
-		snprintf(why, n, "landlock: the rule at line %u requires ABI "
-			 "%d, the kernel has %d", rule->line,
-			 rule->landlock_min_abi, c->landlock_abi);
+		return iso_why(why, n, -rc, "landlock: the kernel has none and the rule "
+			       "at line %u requires it", rule->line);
 	if (rc < 0)
-		return rc;
+		return iso_why(why, n, -rc, "landlock: the rule at line %u requires ABI "
+			       "%d, the kernel has %d", rule->line,
+			       rule->landlock_min_abi, c->landlock_abi);
 	c->landlock_on = rc;
 	if (degraded && c->landlock_abi == 0)
 		snprintf(c->notes, sizeof c->notes,
@@ -593,11 +572,9 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 	if ((rule->network_default == ISO_NETWORK_NONE ||
 	     rule->network_none_only) &&
 	    access("/proc/self/ns/net", F_OK) != 0 &&
-	    !(c->landlock_on && c->landlock_abi >= 4)) {
-		snprintf(why, n, "network none: the kernel has neither "
-			 "network namespaces nor Landlock TCP rules");
-		return -ENOSYS;
-	}
+	    !(c->landlock_on && c->landlock_abi >= 4))
+		return iso_why(why, n, ENOSYS, "network none: the kernel has neither "
+			       "network namespaces nor Landlock TCP rules");
 	if ((c->landlock_on && (rc = prepare_landlock(c, why, n)) < 0) ||
 	    (rule->seccomp != ISO_SECCOMP_NONE &&
 	     (rc = compile_seccomp(rule, c, why, n)) < 0)) {
@@ -660,7 +637,7 @@ static int set_limit(int resource, const char *name, uint64_t value,
 	    now.rlim_max > rl.rlim_max)
 		rl.rlim_max++;
 	if (setrlimit(resource, &rl) < 0)
-		return fail(why, n, errno, "rlimit %s", name);
+		return iso_why_errno(why, n, "rlimit %s", name);
 	return 0;
 }
 
@@ -680,7 +657,7 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 	 * a key in memory but not pin the host's RAM, whatever AS says. Only
 	 * ever lowered: raising a hard limit needs privilege. */
 	if (rc == 0 && getrlimit(RLIMIT_MEMLOCK, &memlock) < 0)
-		rc = fail(why, n, errno, "rlimit memlock");
+		rc = iso_why_errno(why, n, "rlimit memlock");
 	if (rc == 0)
 		rc = set_limit(RLIMIT_MEMLOCK, "memlock",
 			       memlock.rlim_max < 64 * 1024 ? memlock.rlim_max
@@ -691,22 +668,50 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 
 /* ---- Network ------------------------------------------------------ */
 
-int confine_network_loopback(char *why, size_t n)
+int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 {
 	struct ifreq ifr = { 0 };
 	int fd, rc = 0;
 
+	/* The host network: nothing to set up. */
+	if (!plan->network_none)
+		return 0;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(why, n, errno, "loopback: socket");
+		return iso_why_errno(why, n, "loopback: socket");
 	strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
-		rc = fail(why, n, errno, "loopback: reading lo's flags");
+		rc = iso_why_errno(why, n, "loopback: reading lo's flags");
 	} else {
 		ifr.ifr_flags |= IFF_UP;
 		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-			rc = fail(why, n, errno, "loopback: bringing lo up");
+			rc = iso_why_errno(why, n, "loopback: bringing lo up");
 	}
 	close(fd);
 	return rc;
+}
+
+/* ---- Descriptors -------------------------------------------------- */
+
+int confine_apply_fds(const int src[4], char *why, size_t n)
+{
+	int high[4];
+
+	/* Moved up out of the way first, so that no source is clobbered
+	 * by another's dup2. */
+	for (int i = 0; i < 4; i++) {
+		high[i] = -1;
+		if (src[i] >= 0 && (high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+			return iso_why_errno(why, n, "placing stdio");
+	}
+	for (int i = 0; i < 4; i++) {
+		if (high[i] < 0)
+			(void)close(i);
+		else if (dup2(high[i], i) < 0)
+			return iso_why_errno(why, n, "placing stdio");
+	}
+	/* Belt and braces: whatever else is open must not cross exec. */
+	if (close_range(4, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
+		return iso_why_errno(why, n, "placing stdio");
+	return 0;
 }

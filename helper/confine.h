@@ -4,9 +4,10 @@
  * confine_prepare() runs once per helper process (per connection): it
  * compiles the seccomp filter to BPF, probes the Landlock ABI, and decides
  * whether the rule can be honoured at all on this kernel. The confine_apply_*
- * functions run in the guest child after the privilege drop, in the order
- * rlimits, Landlock, seccomp, and only load what was prepared: spawning a
- * guest never compiles anything.
+ * functions run for every guest, in the order spawn.c calls them (network in
+ * the reaper; rlimits, Landlock, seccomp, fds in the guest child after the
+ * privilege drop). Each checks itself whether it has anything to do, and
+ * only loads what was prepared: spawning a guest never compiles anything.
  */
 #ifndef ISO_CONFINE_H
 #define ISO_CONFINE_H
@@ -14,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plan.h"
+#include "request.h"
 #include "policy.h"
 
 struct sock_filter;
@@ -29,7 +30,6 @@ struct iso_confine {
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
-	unsigned compile_count;	/* times a filter was compiled (tests) */
 	char notes[256];	/* degraded modes accepted, for the client */
 	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
 	 * the rights each gets, so a guest only adds rules for them. */
@@ -64,6 +64,8 @@ void confine_release(struct iso_confine *c);
  * In the guest child, after the credentials drop. Each returns 0 or -errno
  * and leaves a reason in why. `scratch` is the guest's private directory
  * (read+write), program_fd an O_PATH fd of the program (read+execute).
+ * Landlock does nothing when the rule runs without it, seccomp nothing
+ * without a filter.
  */
 int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n);
 int confine_apply_landlock(const struct iso_confine *c,
@@ -71,8 +73,13 @@ int confine_apply_landlock(const struct iso_confine *c,
 			   int program_fd, char *why, size_t n);
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
 
+/* Last before exec: src[0..3] (or -1 for closed) become fds 0-3, and
+ * every other descriptor is close-on-exec. */
+int confine_apply_fds(const int src[4], char *why, size_t n);
+
 /* In the reaper, still root, inside the guest's new network namespace:
- * bring loopback up so "network none" still has 127.0.0.1. */
-int confine_network_loopback(char *why, size_t n);
+ * for "network none", bring loopback up so the guest still has
+ * 127.0.0.1; nothing for the host network. */
+int confine_apply_network(const struct iso_plan *plan, char *why, size_t n);
 
 #endif /* ISO_CONFINE_H */

@@ -36,8 +36,7 @@
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
 
-/* ABI 4: TCP port rules. */
-#define ISO_LANDLOCK_RULE_NET_PORT 2
+/* ABI 4: TCP bind and connect, handled with no port rule: all refused. */
 #ifndef LANDLOCK_ACCESS_NET_BIND_TCP
 #define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
 #endif
@@ -64,12 +63,6 @@ struct iso_landlock_ruleset_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net; /* ABI 4 */
 	uint64_t scoped;	     /* ABI 6 */
-};
-
-/* struct landlock_net_port_attr (ABI 4). */
-struct iso_landlock_net_port_attr {
-	uint64_t allowed_access;
-	uint64_t port;
 };
 
 /* No libc wraps these calls; named sys_* so a future libc wrapper with the

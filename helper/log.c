@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -15,15 +14,6 @@ void log_open(void)
 	/* LOG_NDELAY: connect now, before any guest exists, so the socket
 	 * is ours and not opened later under odd fds. */
 	openlog("isospawn-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
-}
-
-void log_event(int priority, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsyslog(priority, fmt, ap);
-	va_end(ap);
 }
 
 void log_quote(char *dst, size_t n, const char *src)

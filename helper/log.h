@@ -4,6 +4,8 @@
  * Format (isospawn-helper(8)): "EVENT key=value ...", values that come from
  * the caller quoted with non-printable bytes escaped as \xHH. Override and
  * forwarded values are never logged: they may be secrets. Names are.
+ * Lines go straight to syslog(3); every string that came from the caller
+ * (program, paths, reasons that may quote them) passes log_quote() first.
  */
 #ifndef ISO_LOG_H
 #define ISO_LOG_H
@@ -11,9 +13,6 @@
 #include <stddef.h>
 
 void log_open(void);
-
-void log_event(int priority, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* Copy src into dst (n bytes) with '"', '\\' and non-printable bytes
  * escaped, so a caller-chosen string cannot forge log lines. */

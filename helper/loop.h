@@ -15,7 +15,6 @@
 #include "wire.h"
 
 #define ISO_GUESTS_MAX 1024 /* live guests of one connection */
-#define ISO_IDLE_LEASES 16  /* leases kept for reuse by the next spawn */
 
 struct iso_guest_slot;
 struct iso_outq;
@@ -33,8 +32,6 @@ struct iso_server {
 	struct iso_guest_slot *slots; /* ISO_GUESTS_MAX */
 	size_t nlive;
 	size_t high;		      /* slots below this may be in use */
-	struct iso_lease idle[ISO_IDLE_LEASES];
-	size_t nidle;
 	struct iso_outq *outq;	      /* replies the client has not taken */
 	size_t noutq;
 

@@ -9,31 +9,11 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-
-/* Absolute, and no ".", ".." or empty components: what the administrator
- * listed is then exactly what is opened. */
-static int path_is_normal(const char *p)
-{
-	if (p[0] != '/')
-		return 0;
-	if (p[1] == '\0')
-		return 1;
-	for (const char *c = p + 1;;) {
-		const char *end = strchrnul(c, '/');
-		size_t len = (size_t)(end - c);
-		if (len == 0 || (len == 1 && c[0] == '.') ||
-		    (len == 2 && c[0] == '.' && c[1] == '.'))
-			return 0;
-		if (*end == '\0')
-			return 1;
-		c = end + 1;
-	}
-}
+#include "request.h"
+#include "util.h"
 
 static int path_beneath(const char *path, const char *dir)
 {
@@ -66,18 +46,18 @@ static int check_paths(const struct iso_rule *rule, const char *const *paths,
 {
 	for (; *paths; paths++) {
 		const char *p = *paths;
-		if (!path_is_normal(p)) {
-			snprintf(why, n, "%s path must be absolute without '.' or '..' components",
-				 write ? "write" : "read");
-			return -EINVAL;
-		}
+		/* In normal form, what the rule lists is exactly what is
+		 * opened, and "beneath" is a comparison of text. */
+		if (iso_path_check(p, ISO_PATH_ANY, NULL) < 0)
+			return iso_why(why, n, EINVAL,
+				       "%s path must be absolute without '.' or '..' components",
+				       write ? "write" : "read");
 		/* Write access implies read; a may-write tree is readable. */
 		if (!beneath_any(rule->may_write, p) &&
-		    (write || !beneath_any(rule->may_read, p))) {
-			snprintf(why, n, "%s access to %s not allowed by the rule at line %u",
-				 write ? "write" : "read", p, rule->line);
-			return -EACCES;
-		}
+		    (write || !beneath_any(rule->may_read, p)))
+			return iso_why(why, n, EACCES,
+				       "%s access to %s not allowed by the rule at line %u",
+				       write ? "write" : "read", p, rule->line);
 	}
 	return 0;
 }
@@ -92,33 +72,28 @@ static int decide_limits(const struct iso_rule *rule,
 			continue;
 		/* Refuse rather than lower: a guest silently given less than
 		 * it asked for fails later in a way nobody can explain. */
-		if (req->limits[i] > rule->ceiling[i]) {
-			snprintf(why, n, "limit %s=%llu is above the ceiling %llu of the rule at line %u",
-				 iso_limit_name((enum iso_limit)i),
-				 (unsigned long long)req->limits[i],
-				 (unsigned long long)rule->ceiling[i], rule->line);
-			return -EACCES;
-		}
+		if (req->limits[i] > rule->ceiling[i])
+			return iso_why(why, n, EACCES,
+				       "limit %s=%llu is above the ceiling %llu of the rule at line %u",
+				       iso_limit_name((enum iso_limit)i),
+				       (unsigned long long)req->limits[i],
+				       (unsigned long long)rule->ceiling[i], rule->line);
 		plan->limits[i] = req->limits[i];
 	}
 	/* The policy's own bound on timeouts (366 days) also bounds a rule
 	 * without a ceiling, so deadlines cannot overflow. */
-	if (req->timeout_ms > 31622400ull * 1000) {
-		snprintf(why, n, "timeout %llu ms is longer than 366 days",
-			 (unsigned long long)req->timeout_ms);
-		return -EINVAL;
-	}
+	if (req->timeout_ms > 31622400ull * 1000)
+		return iso_why(why, n, EINVAL, "timeout %llu ms is longer than 366 days",
+			       (unsigned long long)req->timeout_ms);
 	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
 	if (rule->timeout_max_ms && (plan->timeout_ms == 0 ||
 				     plan->timeout_ms > rule->timeout_max_ms)) {
-		if (req->timeout_ms == 0) {
-			plan->timeout_ms = rule->timeout_max_ms;
-		} else {
-			snprintf(why, n, "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
-				 (unsigned long long)req->timeout_ms,
-				 (unsigned long long)rule->timeout_max_ms, rule->line);
-			return -EACCES;
-		}
+		if (req->timeout_ms != 0)
+			return iso_why(why, n, EACCES,
+				       "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
+				       (unsigned long long)req->timeout_ms,
+				       (unsigned long long)rule->timeout_max_ms, rule->line);
+		plan->timeout_ms = rule->timeout_max_ms;
 	}
 	return 0;
 }
@@ -132,30 +107,24 @@ int request_decide(const struct iso_rule *rule,
 		.overrides = (const char *const *)rule->overrides,
 		.unsafe_allowed = (const char *const *)rule->unsafe_allowed,
 	};
-	char env_why[256];
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
 	plan->rule = rule;
 	plan->stdio[0] = plan->stdio[1] = plan->stdio[2] = -1;
 
-	if (!path_is_normal(req->program)) {
-		snprintf(why, n, "program must be an absolute path without '.' or '..' components");
-		return -EINVAL;
-	}
-	if (!rule->programs_any && !listed(rule->programs, req->program)) {
-		snprintf(why, n, "program %s is not allowed by the rule at line %u",
-			 req->program, rule->line);
-		return -EACCES;
-	}
+	if (iso_path_check(req->program, ISO_PATH_FILE, NULL) < 0)
+		return iso_why(why, n, EINVAL,
+			       "program must be an absolute path without '.' or '..' components");
+	if (!rule->programs_any && !listed(rule->programs, req->program))
+		return iso_why(why, n, EACCES, "program %s is not allowed by the rule at line %u",
+			       req->program, rule->line);
 	if ((rc = decide_limits(rule, req, plan, why, n)) < 0)
 		return rc;
 
-	if (req->network == ISO_NETWORK_HOST && rule->network_none_only) {
-		snprintf(why, n, "network host is not allowed by the rule at line %u",
-			 rule->line);
-		return -EACCES;
-	}
+	if (req->network == ISO_NETWORK_HOST && rule->network_none_only)
+		return iso_why(why, n, EACCES, "network host is not allowed by the rule at line %u",
+			       rule->line);
 	plan->network_none = req->network == ISO_NETWORK_NONE ||
 		(req->network == ISO_NETWORK_DEFAULT &&
 		 rule->network_default == ISO_NETWORK_NONE);
@@ -168,11 +137,9 @@ int request_decide(const struct iso_rule *rule,
 	rc = iso_build_env(req->forward, req->overrides, &env_rules,
 			   ISO_ENV_STRICT_SOURCE |
 				   (rule->programs_any ? 0 : ISO_ENV_PROGRAMS_RESTRICTED),
-			   &plan->envp, env_why, sizeof(env_why));
-	if (rc < 0) {
-		snprintf(why, n, "%s", env_why);
+			   &plan->envp, why, n);
+	if (rc < 0)
 		return rc == -EPERM ? -EACCES : rc;
-	}
 
 	plan->program = req->program;
 	plan->argv = req->argv;

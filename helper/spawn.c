@@ -1,11 +1,14 @@
 /*
- * spawn.c - the single path that ends in the guest's exec.
+ * spawn.c - the single path that ends in the guest's exec, and what the
+ * guest takes and gives back around it.
  *
- *   helper (root) --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
- *   reaper: setsid, [loopback up], drop to the pool uid (verified),
- *           vfork --> guest: open program, rlimits, Landlock, seccomp, fds,
- *                           environment, execveat
+ *   helper (root): lease a pool uid, scratch directory, channel
+ *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
+ *   reaper: setsid, network, drop to the pool uid (verified),
+ *           vfork --> guest: rlimits, Landlock, seccomp, fds, execveat
  *           reap everything, report the guest's status, exit
+ *   helper: wait for the reaper, read its report, remove the scratch
+ *           directory, give the lease back
  *
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
@@ -14,8 +17,10 @@
  *    channel, fd 3. Every other fd of the helper is close-on-exec.
  *  - The reaper is pid 1 of the guest's PID namespace: when it exits, the
  *    kernel kills every process the guest started.
- *  - Nothing here allocates or compiles: the plan, the filter and the
- *    environment were prepared before the clone.
+ *  - A lease is given back only after its reaper (and with it its whole PID
+ *    namespace) is gone, and the scratch directory is removed then.
+ *  - Nothing in the reaper or the guest allocates or compiles: the plan,
+ *    the filter and the environment were prepared before the clone.
  */
 #include "config.h"
 
@@ -30,15 +35,30 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
-#include "creds.h"
+#include "log.h"
+#include "scratch.h"
 #include "spawn.h"
+#include "util.h"
 
 #define ENV_SLOTS (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 8)
+
+/* What the reaper tells the helper when the guest is gone. */
+struct iso_report {
+	uint32_t magic;
+	uint32_t outcome; /* ISO_OUTCOME_EXITED, _SIGNALED or _FAILED */
+	int32_t code;	  /* exit code, signal or errno */
+	uint32_t stage;	  /* enum iso_stage for _FAILED */
+	uint64_t user_us, sys_us, maxrss_kib;
+	char reason[200]; /* for _FAILED: what went wrong (logged) */
+};
+#define ISO_REPORT_MAGIC 0x69736f72u
 
 /* Written by the guest child before it gives up. The child is vfork()ed:
  * it shares the reaper's memory until it execs or exits, so the reaper
@@ -70,88 +90,86 @@ static noreturn void guest_fail(enum iso_stage stage, int err,
 	_exit(127);
 }
 
-/* Move the guest's fds into 0..3 without one clobbering another. */
-static int place_fds(const int src[4])
+/* Opened as the guest: it can run only what its uid may reach. */
+static int open_program(const char *path, int *prog, char *why, size_t n)
 {
-	int high[4];
+	struct stat st;
 
-	for (int i = 0; i < 4; i++) {
-		high[i] = -1;
-		if (src[i] >= 0 && (high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
-			return -errno;
-	}
-	for (int i = 0; i < 4; i++) {
-		if (high[i] >= 0) {
-			if (dup2(high[i], i) < 0)
-				return -errno;
-		} else {
-			(void)close(i);
-		}
-	}
-	/* Belt and braces: whatever else is open must not cross exec. */
-	if (close_range(4, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
-		return -errno;
+	*prog = open(path, O_PATH | O_CLOEXEC);
+	if (*prog < 0)
+		return iso_why(why, n, errno, "open program");
+	if (fstat(*prog, &st) < 0 || !S_ISREG(st.st_mode))
+		return iso_why(why, n, EACCES, "program is not a regular file");
 	return 0;
 }
 
+/* Returns only if the exec failed, with errno set. */
+static void exec_program(int prog, const char *const *argv,
+			 char *const envp[])
+{
+	sigset_t none;
+
+	/* Signals forwarded during the set-up waited, blocked (clone_reaper);
+	 * from here they act as they will on the program. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
+	if (errno == ENOENT) {
+		/* A #! script is read by its interpreter through
+		 * /dev/fd/<prog>, which close-on-exec would have closed: run
+		 * it again with the descriptor left open (isospawn-helper(8)). */
+		if (fcntl(prog, F_SETFD, 0) == 0)
+			syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
+	}
+}
+
+/*
+ * The guest, after the reaper dropped the credentials: one step per
+ * mechanism, in this fixed order, each failing closed.
+ */
 static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 				const struct iso_plan *plan,
 				const char *scratch, int channel_fd,
 				char *const envp[])
 {
 	const struct iso_confine *c = ctx->confine;
-	int src[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], channel_fd };
-	char why[200];
-	struct stat st;
-	sigset_t none;
+	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], channel_fd };
+	char why[sizeof(guest_failure.reason)];
 	int prog, rc;
 
 	for (int i = 0; i < 3; i++)
-		if (src[i] < 0)
-			src[i] = ctx->devnull;
+		if (fds[i] < 0)
+			fds[i] = ctx->devnull;
 	if (chdir(scratch) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, errno, "chdir to scratch");
-	/* Opened as the guest: it can run only what its uid may reach. */
-	prog = open(plan->program, O_PATH | O_CLOEXEC);
-	if (prog < 0)
-		guest_fail(ISO_STAGE_EXEC, errno, "open program");
-	if (fstat(prog, &st) < 0 || !S_ISREG(st.st_mode))
-		guest_fail(ISO_STAGE_EXEC, EACCES, "program is not a regular file");
-
-	/* The fixed order: credentials (done by the reaper), rlimits,
-	 * Landlock, seccomp, fds, environment. */
-	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0 ||
-	    (c->landlock_on &&
-	     (rc = confine_apply_landlock(c, plan, scratch, prog, why, sizeof(why))) < 0) ||
-	    (c->bpf && (rc = confine_apply_seccomp(c, why, sizeof(why))) < 0))
+	if ((rc = open_program(plan->program, &prog, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_EXEC, -rc, why);
+	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
-	if ((rc = place_fds(src)) < 0)
-		guest_fail(ISO_STAGE_CONFINEMENT, -rc, "placing stdio");
-
-	/* Signals forwarded during the set-up waited, blocked (spawn_guest);
-	 * from here they act as they will on the program. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	syscall(SYS_execveat, prog, "", plan->argv, envp, AT_EMPTY_PATH);
-	if (errno == ENOENT) {
-		/* A #! script is read by its interpreter through
-		 * /dev/fd/<prog>, which close-on-exec would have closed: run
-		 * it again with the descriptor left open (isospawn-helper(8)). */
-		if (fcntl(prog, F_SETFD, 0) == 0)
-			syscall(SYS_execveat, prog, "", plan->argv, envp, AT_EMPTY_PATH);
-	}
+	if ((rc = confine_apply_landlock(c, plan, scratch, prog, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	if ((rc = confine_apply_seccomp(c, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	if ((rc = confine_apply_fds(fds, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	exec_program(prog, plan->argv, envp);
 	guest_fail(ISO_STAGE_EXEC, errno, "execveat");
+}
+
+/* Time in microseconds, and peak memory, of what the process waited for. */
+static void take_usage(const struct rusage *ru, struct iso_report *rep)
+{
+	rep->user_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
+	rep->sys_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
+	rep->maxrss_kib = (uint64_t)ru->ru_maxrss;
 }
 
 static noreturn void reaper_report(int fd, struct iso_report *rep)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-		rep->user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		rep->sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		rep->maxrss_kib = (uint64_t)ru.ru_maxrss;
-	}
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		take_usage(&ru, rep);
 	(void)!write(fd, rep, sizeof(*rep));
 	_exit(0);
 }
@@ -178,45 +196,11 @@ static void reaper_signals(void)
 			(void)sigaction(sig, &sa, NULL);
 }
 
-static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
-				 const struct iso_plan *plan, uid_t uid,
-				 const char *scratch, int channel_fd,
-				 char *const envp[], int report_fd)
+/* Wait for the guest and everything it left in the namespace; report. */
+static noreturn void reaper_wait(pid_t pid, int report_fd)
 {
 	struct iso_report rep = { .magic = ISO_REPORT_MAGIC };
-	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
-	char why[200];
-	int status, rc;
-	pid_t pid;
-	sigset_t none;
-
-	/* Every signal stays blocked (spawn_guest) until the guest exists and
-	 * the handlers that forward to it are in place: the kernel drops a
-	 * signal to pid 1 of a namespace that has no handler for it, while a
-	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
-	 * lost. */
-	sigemptyset(&none);
-	/* Its own session: no controlling terminal to inject into. */
-	if (setsid() < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
-	if (plan->network_none && (rc = confine_network_loopback(why, sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
-	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
-	/* Set after the drop (a credential change clears it); then make
-	 * sure the helper did not already die in between. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    poll(&parent, 1, 0) != 0)
-		_exit(1);
-	/* Returns once the guest has exec'd or given up. */
-	pid = vfork();
-	if (pid < 0)
-		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
-	if (pid == 0)
-		guest_main(ctx, plan, scratch, channel_fd, envp);
-	guest_pid = pid;
-	reaper_signals();
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	int status;
 
 	for (;;) {
 		pid_t w = wait4(-1, &status, 0, NULL);
@@ -241,6 +225,53 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	reaper_report(report_fd, &rep);
 }
 
+/*
+ * pid 1 of the guest's namespaces, still root: its own session, the
+ * network, the credentials; then the guest.
+ */
+static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
+				 const struct iso_plan *plan, uid_t uid,
+				 const char *scratch, int channel_fd,
+				 char *const envp[], int report_fd)
+{
+	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
+	char why[sizeof(guest_failure.reason)];
+	int rc;
+	pid_t pid;
+	sigset_t none;
+
+	/* Every signal stays blocked (clone_reaper) until the guest exists and
+	 * the handlers that forward to it are in place: the kernel drops a
+	 * signal to pid 1 of a namespace that has no handler for it, while a
+	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
+	 * lost. */
+	sigemptyset(&none);
+	/* Its own session: no controlling terminal to inject into. */
+	if (setsid() < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
+	if ((rc = confine_apply_network(plan, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
+	/* Mounts (the guest's own world) go here: they need root, so they
+	 * come before the drop. */
+	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
+	/* Set after the drop (a credential change clears it); then make
+	 * sure the helper did not already die in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+	    poll(&parent, 1, 0) != 0)
+		_exit(1);
+	/* Returns once the guest has exec'd or given up. */
+	pid = vfork();
+	if (pid < 0)
+		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
+	if (pid == 0)
+		guest_main(ctx, plan, scratch, channel_fd, envp);
+	guest_pid = pid;
+	reaper_signals();
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	reaper_wait(pid, report_fd);
+}
+
 /* The guest's environment: the plan's, plus TMPDIR=scratch when the caller
  * forwarded none, plus the one variable the helper adds itself. */
 static void final_env(const struct iso_plan *plan, const char *tmpdir_entry,
@@ -261,23 +292,24 @@ static void final_env(const struct iso_plan *plan, const char *tmpdir_entry,
 	envp[i] = NULL;
 }
 
-int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		uid_t uid, const char *scratch, int channel_fd,
-		struct iso_child *child, char *why, size_t n)
+/* Start the reaper of `plan` under `uid` with cwd `scratch`; channel_fd
+ * (or -1) becomes the guest's fd 3. */
+static int clone_reaper(const struct iso_spawn_ctx *ctx,
+			const struct iso_plan *plan, uid_t uid,
+			const char *scratch, int channel_fd,
+			struct iso_child *child, char *why, size_t n)
 {
 	struct clone_args args = { 0 };
 	sigset_t all, old;
 	const char *envp[ENV_SLOTS];
 	char tmpdir[ISO_WIRE_PATH_MAX + 8];
-	int report[2], pidfd = -1;
+	int report[2], pidfd = -1, rc;
 	long pid;
 
 	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", scratch);
 	final_env(plan, tmpdir, channel_fd >= 0, envp);
-	if (pipe2(report, O_CLOEXEC) < 0) {
-		snprintf(why, n, "pipe: %s", strerror(errno));
-		return -errno;
-	}
+	if (pipe2(report, O_CLOEXEC) < 0)
+		return iso_why_errno(why, n, "pipe");
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
 	 * namespace: no SysV/POSIX IPC object is shared with other guests
 	 * or the host. */
@@ -294,13 +326,12 @@ int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		reaper_main(ctx, plan, uid, scratch, channel_fd,
 			    (char *const *)envp, report[1]);
 	}
+	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(report[1]);
-	if (pid < 0) {
-		int err = errno;
+	if (rc < 0) {
 		close(report[0]);
-		snprintf(why, n, "clone3: %s", strerror(err));
-		return -err;
+		return rc;
 	}
 	child->pid = (pid_t)pid;
 	child->pidfd = pidfd;
@@ -308,7 +339,76 @@ int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 	return 0;
 }
 
-int spawn_read_report(int report_fd, struct iso_report *rep)
+int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
+	       char *why, size_t n)
+{
+	ctx->confine = confine;
+	ctx->nidle = 0;
+	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (ctx->devnull < 0 || ctx->helper_pidfd < 0)
+		return iso_why_errno(why, n, "/dev/null or pidfd_open");
+	return 0;
+}
+
+static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
+		     char *why, size_t n)
+{
+	if (ctx->nidle > 0) {
+		*lease = ctx->idle[--ctx->nidle];
+		return 0;
+	}
+	return lease_acquire(ctx->confine->rule, lease, why, n);
+}
+
+/* The guest's PID namespace is gone, so nothing runs under this uid any
+ * more: keep the lease for the next spawn, or give it back. */
+static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
+{
+	if (ctx->nidle < ISO_IDLE_LEASES) {
+		ctx->idle[ctx->nidle++] = *lease;
+	} else {
+		scratch_release(lease->uid);
+		lease_release(lease);
+	}
+	lease->lock_fd = -1;
+}
+
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+		struct iso_child *child, int *client_chan, char *why,
+		size_t n)
+{
+	char scratch[ISO_SCRATCH_PATH_MAX];
+	int chan[2] = { -1, -1 };
+	int rc;
+
+	*client_chan = -1;
+	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
+		return rc;
+	if ((rc = scratch_create(child->lease.uid, scratch, sizeof(scratch), why, n)) < 0) {
+		lease_put(ctx, &child->lease);
+		return rc;
+	}
+	if (plan->channel &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		rc = iso_why_errno(why, n, "channel socketpair");
+	if (rc == 0)
+		rc = clone_reaper(ctx, plan, child->lease.uid, scratch, chan[1],
+				  child, why, n);
+	/* The guest's end is the reaper's now (or nobody's). */
+	iso_close_fds(&chan[1], 1);
+	if (rc == 0) {
+		*client_chan = chan[0];
+		return 0;
+	}
+	iso_close_fds(&chan[0], 1);
+	scratch_remove(child->lease.uid, 0, 0);
+	lease_put(ctx, &child->lease);
+	return rc;
+}
+
+/* Read and check the reaper's report; 0, or -EIO when there is none. */
+static int read_report(int report_fd, struct iso_report *rep)
 {
 	ssize_t got;
 
@@ -320,4 +420,48 @@ int spawn_read_report(int report_fd, struct iso_report *rep)
 		return -EIO;
 	rep->reason[sizeof(rep->reason) - 1] = '\0';
 	return 0;
+}
+
+void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
+	       uint32_t id, struct iso_wire_exited *ex)
+{
+	struct iso_report rep;
+	struct rusage ru = { 0 };
+	char qwhy[4 * sizeof(rep.reason)];
+	int status = 0;
+
+	while (wait4(child->pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	if (read_report(child->report_fd, &rep) < 0) {
+		/* The reaper died without a report: killed, with its guest,
+		 * by a timeout, a kill request or the OOM killer. */
+		rep.outcome = ISO_OUTCOME_SIGNALED;
+		rep.code = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+		rep.stage = ISO_STAGE_NONE;
+		take_usage(&ru, &rep);
+	} else if (rep.outcome == ISO_OUTCOME_FAILED) {
+		log_quote(qwhy, sizeof(qwhy), rep.reason);
+		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
+		       id, (unsigned)child->lease.uid, iso_stage_name(rep.stage),
+		       rep.code, qwhy);
+	}
+	ex->outcome = rep.outcome;
+	ex->code = (uint32_t)rep.code;
+	ex->stage = rep.stage;
+	ex->user_us = rep.user_us;
+	ex->sys_us = rep.sys_us;
+	ex->maxrss_kib = rep.maxrss_kib;
+	close(child->pidfd);
+	close(child->report_fd);
+	scratch_remove(child->lease.uid, ctx->confine->rule->keep_scratch, id);
+	lease_put(ctx, &child->lease);
+}
+
+void spawn_release(struct iso_spawn_ctx *ctx)
+{
+	while (ctx->nidle > 0) {
+		struct iso_lease *l = &ctx->idle[--ctx->nidle];
+		scratch_release(l->uid);
+		lease_release(l);
+	}
 }

@@ -1,6 +1,7 @@
 /*
- * spawn.h - start one guest: reaper in new namespaces, privilege drop,
- * confinement, exec.
+ * spawn.h - everything one guest takes and gives back: the lease of a pool
+ * uid, its scratch directory and channel, the reaper in new namespaces, the
+ * privilege drop, confinement and exec, and the cleanup after it.
  */
 #ifndef ISO_SPAWN_H
 #define ISO_SPAWN_H
@@ -10,42 +11,55 @@
 #include <sys/types.h>
 
 #include "confine.h"
-#include "plan.h"
+#include "creds.h"
+#include "request.h"
+#include "wire.h"
+
+#define ISO_IDLE_LEASES 16 /* leases kept for reuse by the next spawn */
 
 /* Prepared once per connection, shared by every spawn. */
 struct iso_spawn_ctx {
-	const struct iso_confine *confine;
+	const struct iso_confine *confine; /* and through it, the rule */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
+	struct iso_lease idle[ISO_IDLE_LEASES];
+	size_t nidle;
 };
 
-/* What the reaper tells the helper when the guest is gone. */
-struct iso_report {
-	uint32_t magic;
-	uint32_t outcome; /* ISO_OUTCOME_EXITED, _SIGNALED or _FAILED */
-	int32_t code;	  /* exit code, signal or errno */
-	uint32_t stage;	  /* enum iso_stage for _FAILED */
-	uint64_t user_us, sys_us, maxrss_kib;
-	char reason[200]; /* for _FAILED: what went wrong (logged) */
-};
-#define ISO_REPORT_MAGIC 0x69736f72u
-
+/* One running guest, as spawn_start() leaves it. */
 struct iso_child {
 	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
 	int pidfd;	/* its pidfd, readable once it has exited */
-	int report_fd;	/* read end of the reaper's struct iso_report */
+	int report_fd;	/* read end of the reaper's report */
+	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
 };
 
-/*
- * Start the guest of `plan` under `uid` with cwd `scratch`; channel_fd (or
- * -1) becomes its fd 3. Returns 0 with *child filled, or -errno with a
- * reason: nothing is left running on failure.
- */
-int spawn_guest(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		uid_t uid, const char *scratch, int channel_fd,
-		struct iso_child *child, char *why, size_t n);
+/* Once per connection: what every spawn needs. `confine` is filled in
+ * later (confine_prepare), before the first spawn. Returns 0 or -errno. */
+int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
+	       char *why, size_t n);
 
-/* Read and check the reaper's report; 0, or -EIO when there is none. */
-int spawn_read_report(int report_fd, struct iso_report *rep);
+/*
+ * Start the guest of `plan`: lease a pool uid, make its scratch directory
+ * and, if the plan asks, its channel, and clone its reaper. Returns 0 with
+ * *child filled and *client_chan the caller's end of the channel (or -1);
+ * or -errno with a reason, and then nothing is left running, leased or
+ * open.
+ */
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+		struct iso_child *child, int *client_chan, char *why,
+		size_t n);
+
+/*
+ * The reaper has exited, or was killed: wait for it, say how the guest
+ * ended in *ex (outcome, code, stage, usage; not wall_us or limit_hit), and
+ * give back what spawn_start() took. Request `id` names a scratch directory
+ * the rule keeps.
+ */
+void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
+	       uint32_t id, struct iso_wire_exited *ex);
+
+/* The connection ends: give back the leases kept for reuse. */
+void spawn_release(struct iso_spawn_ctx *ctx);
 
 #endif /* ISO_SPAWN_H */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "plan.h"
+#include "request.h"
 #include "policy.h"
 
 static const char policy_text[] =
@@ -94,7 +94,7 @@ END_TEST
 START_TEST(program_path_must_be_normal)
 {
 	static const char *const bad[] = { "bin/true", "/bin/../bin/true", "/bin//true",
-					   "/bin/./true", "/bin/true/" };
+					   "/bin/./true", "/bin/true/", "/" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		req.program = bad[i];

@@ -1,12 +1,13 @@
 /*
- * plan.h - what the helper decided to run for one accepted request.
+ * request.h - from a decoded SPAWN request to a plan: what the helper
+ * decided to run.
  *
- * request_decide() turns a decoded SPAWN plus the caller's rule into a plan;
- * everything after it (credentials, confinement, spawning) reads only the
- * plan, never the request.
+ * request_decide() (request.c) turns a decoded SPAWN plus the caller's rule
+ * into a plan; everything after it (credentials, confinement, spawning)
+ * reads only the plan, never the request.
  */
-#ifndef ISO_PLAN_H
-#define ISO_PLAN_H
+#ifndef ISO_REQUEST_H
+#define ISO_REQUEST_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,4 +41,4 @@ int request_decide(const struct iso_rule *rule,
 
 void plan_release(struct iso_plan *plan);
 
-#endif /* ISO_PLAN_H */
+#endif /* ISO_REQUEST_H */
