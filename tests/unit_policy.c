@@ -409,15 +409,14 @@ START_TEST(no_matching_rule_is_null)
 END_TEST
 
 /* The default policy installed by "make install", with the group it names
- * (which may not exist here) replaced by a number. */
-START_TEST(shipped_default_policy_parses)
+ * (which may not exist here) replaced by a number, parsed into pol. */
+static void parse_shipped_policy(void)
 {
 	static const char from[] = "group:isospawn", to[] = "group:#12345";
 	char path[4096], *text, *out, *hit, *o;
 	const char *t;
 	size_t len;
 	FILE *f;
-	const struct iso_rule *r;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/etc/isospawn.conf", ISO_SRCDIR);
@@ -440,6 +439,15 @@ START_TEST(shipped_default_policy_parses)
 	rc = parse(out);
 	ck_assert_msg(rc == 0, "%s: %s", path, why);
 	ck_assert_uint_gt(len, 0);
+	free(text);
+	free(out);
+}
+
+START_TEST(shipped_default_policy_parses)
+{
+	const struct iso_rule *r;
+
+	parse_shipped_policy();
 	ck_assert_uint_eq(pol.nrules, 1);
 	r = &pol.rules[0];
 	ck_assert_int_eq(r->match, ISO_MATCH_GROUP);
@@ -449,10 +457,17 @@ START_TEST(shipped_default_policy_parses)
 	ck_assert_int_eq(r->programs_any, 1);
 	ck_assert_int_eq(r->seccomp, ISO_SECCOMP_DEFAULT);
 	ck_assert_int_eq(r->landlock, ISO_LANDLOCK_REQUIRED);
-	ck_assert_int_eq(r->network_default, ISO_NETWORK_HOST);
 	ck_assert_uint_gt(r->timeout_max_ms, 0);
-	free(text);
-	free(out);
+}
+END_TEST
+
+/* Finding 12: the host network reaches localhost services and the cloud
+ * metadata endpoint, which hands out credentials; guests of the shipped
+ * policy get loopback only unless their caller asks. */
+START_TEST(shipped_default_policy_gives_guests_no_network)
+{
+	parse_shipped_policy();
+	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
 }
 END_TEST
 
@@ -1157,6 +1172,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(ok, group_rule_matches_supplementary_group);
 	tcase_add_test(ok, no_matching_rule_is_null);
 	tcase_add_test(ok, shipped_default_policy_parses);
+	tcase_add_test(ok, shipped_default_policy_gives_guests_no_network);
 	suite_add_tcase(s, ok);
 
 	tcase_add_checked_fixture(bad, NULL, teardown_policy);
