@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/openat2.h>
 #include <seccomp.h>
 
@@ -92,6 +93,10 @@ static const struct deny_rule deny_default[] = {
 	DENY(fspick), DENY(mount_setattr), DENY(chroot),
 	/* Host administration. */
 	DENY(swapon), DENY(swapoff), DENY(reboot), DENY(acct), DENY(quotactl),
+	DENY(quotactl_fd),
+	/* Watch files and mounts past Landlock (unprivileged since 5.13). */
+	DENY(fanotify_init), DENY(fanotify_mark),
+	DENY(modify_ldt),	 /* x86 segment tables, a known exploit path */
 	DENY(lookup_dcookie),	 /* kernel profiling internals */
 	DENY(iopl), DENY(ioperm), /* raw I/O port access */
 	DENY(syslog),		 /* kernel log, kernel addresses */
@@ -110,6 +115,16 @@ static const struct deny_rule deny_default[] = {
 	 * kernel reads the request as 32 bits, so compare only those. */
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX),
+	/* Every socket family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK:
+	 * AF_VSOCK reaches the hypervisor's services, AF_ALG and the rest are
+	 * kernel attack surface. On x86 libseccomp cannot see the family of
+	 * socketcall(SYS_SOCKET) (it is in memory) and so refuses that call
+	 * whole: 32-bit programs need the direct socket() call, which every
+	 * kernel since 4.3 has. 3 .. 9 are AX25 .. X25, 11 .. 15 ROSE .. KEY. */
+	DENY_FAMILY(AF_UNSPEC), DENY_FAMILY(3), DENY_FAMILY(4), DENY_FAMILY(5),
+	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
+	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
+	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
 };
 
 /* Added by the strict profile: what ordinary programs never need and where
@@ -120,16 +135,57 @@ static const struct deny_rule deny_strict[] = {
 	DENY(process_madvise),	 /* acts on another process's memory */
 	DENY(uselib),		 /* obsolete a.out loader */
 	DENY(vm86), DENY(vm86old), /* obsolete virtual 8086 mode (x86) */
-	DENY(modify_ldt),	 /* x86 segment tables, a known exploit path */
-	/* Every socket family but AF_UNIX, AF_INET and AF_INET6, whose code is
-	 * the most used and reviewed. On x86 libseccomp cannot see the family
-	 * of socketcall(SYS_SOCKET) (it is in memory) and so refuses that call
-	 * whole: 32-bit programs need the direct socket() call, which every
-	 * kernel since 4.3 has. 3 .. 9 are AX25 .. X25. */
-	DENY_FAMILY(AF_UNSPEC), DENY_FAMILY(3), DENY_FAMILY(4), DENY_FAMILY(5),
-	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
-	DENY_IF(socket, 0, SCMP_CMP_GT, AF_INET6, 0),
+	/* Netlink too: only AF_UNIX, AF_INET and AF_INET6, whose code is the
+	 * most used and reviewed. */
+	DENY_FAMILY(AF_NETLINK),
 };
+
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
+/*
+ * Calls newer than what libseccomp 2.5.4 names, decided by number: from
+ * Linux 5.1 on every architecture here (and its compat one) numbers new
+ * calls alike. The filter begins with these, before libseccomp's program.
+ */
+static const uint32_t deny_by_number[] = {
+	457, 458, /* statmount, listmount: the mount tree, past Landlock */
+	460,	  /* lsm_set_self_attr: changes the process's LSM label */
+	467,	  /* open_tree_attr: open_tree, which is denied */
+};
+/* file_setattr (Linux 6.17) is the last call reviewed. Every number above
+ * it is a call nobody reviewed and fails with ENOSYS, so C libraries fall
+ * back as on an older kernel; numbers from ARM's private 0xf0000 (and x32's
+ * 0x40000000) up are left to libseccomp's program, which knows them. */
+#define REVIEWED_MAX 469
+#define PRIVATE_FIRST 0xf0000
+#define PREFIX_LEN (COUNT(deny_by_number) + 5)
+
+/* The first PREFIX_LEN instructions of the filter. */
+static void number_prefix(struct sock_filter *f, uint32_t action)
+{
+	const size_t n = COUNT(deny_by_number);
+
+	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					    offsetof(struct seccomp_data, nr));
+	for (size_t i = 1; i <= n; i++) /* to f[n + 4], the denial */
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    deny_by_number[i - 1],
+						    (uint8_t)(n + 3 - i), 0);
+	f[n + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
+						REVIEWED_MAX, 0, 3);
+	f[n + 2] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+						PRIVATE_FIRST, 2, 0);
+	f[n + 3] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+						SECCOMP_RET_ERRNO | ENOSYS);
+	f[n + 4] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
+}
+#else
+#define PREFIX_LEN 0
+static void number_prefix(struct sock_filter *f, uint32_t action)
+{
+	(void)f;
+	(void)action;
+}
+#endif
 
 /* The compat entry points of the native architecture, filtered with the
  * same rules. x32 is refused whole instead: with x86_64 alone in the filter
@@ -205,10 +261,12 @@ static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
 	return rc;
 }
 
-/* libseccomp 2.5 exports only to an fd: go through a memfd. */
-static int export_bpf(scmp_filter_ctx ctx, struct iso_confine *c, char *why,
-		      size_t n)
+/* libseccomp 2.5 exports only to an fd: go through a memfd. The program
+ * lands after PREFIX_LEN instructions of our own. */
+static int export_bpf(scmp_filter_ctx ctx, uint32_t action,
+		      struct iso_confine *c, char *why, size_t n)
 {
+	const off_t prefix = PREFIX_LEN * sizeof(struct sock_filter);
 	struct stat st;
 	ssize_t got;
 	int fd, rc;
@@ -221,21 +279,22 @@ static int export_bpf(scmp_filter_ctx ctx, struct iso_confine *c, char *why,
 	} else if (fstat(fd, &st) < 0) {
 		rc = iso_why_errno(why, n, "seccomp: fstat");
 	} else if (st.st_size <= 0 ||
-		   st.st_size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
+		   prefix + st.st_size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
 		   st.st_size % sizeof(struct sock_filter) != 0) {
 		/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
 		rc = iso_why(why, n, E2BIG, "seccomp: the filter is %jd bytes, not a "
 			     "loadable program", (intmax_t)st.st_size);
-	} else if (!(c->bpf = malloc((size_t)st.st_size))) {
+	} else if (!(c->bpf = malloc((size_t)(prefix + st.st_size)))) {
 		rc = iso_why(why, n, ENOMEM, "seccomp: out of memory");
-	} else if ((got = pread(fd, c->bpf, (size_t)st.st_size, 0)) !=
+	} else if ((got = pread(fd, c->bpf + PREFIX_LEN, (size_t)st.st_size, 0)) !=
 		   st.st_size) {
 		rc = iso_why(why, n, got < 0 ? errno : EIO,
 			     "seccomp: reading the filter back failed");
 		free(c->bpf);
 		c->bpf = NULL;
 	} else {
-		c->bpf_len = (size_t)st.st_size / sizeof(struct sock_filter);
+		c->bpf_len = (size_t)(prefix + st.st_size) / sizeof(struct sock_filter);
+		number_prefix(c->bpf, action);
 	}
 	close(fd);
 	return rc;
@@ -280,7 +339,7 @@ static int compile_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 	if (rc == 0)
 		rc = add_rules(ctx, rule, action, why, n);
 	if (rc == 0)
-		rc = export_bpf(ctx, c, why, n);
+		rc = export_bpf(ctx, action, c, why, n);
 	seccomp_release(ctx);
 	return rc;
 }
@@ -356,9 +415,38 @@ int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
 	int enough = abi > 0 && abi >= min_abi;
 
 	*degraded = mode == ISO_LANDLOCK_OPTIONAL && !enough;
-	if (mode == ISO_LANDLOCK_OFF || *degraded)
+	if (mode == ISO_LANDLOCK_OFF)
 		return 0;
-	return enough ? 1 : -ENOSYS;
+	if (!*degraded)
+		return enough ? 1 : -ENOSYS;
+	/* Best effort, as the kernel's sandboxer sample: what the kernel has
+	 * (handled_fs_of() and the ruleset follow its ABI). */
+	return abi > 0;
+}
+
+/* What each ABI adds, for notes naming what an older kernel lacks. */
+static const char *const landlock_adds[] = {
+	[2] = "cross-directory links and renames (refused instead)",
+	[3] = "truncate rules", [4] = "TCP port rules", [5] = "device ioctl rules",
+	[6] = "signal and abstract-socket scoping", [7] = "audit log flags",
+};
+
+void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
+{
+	size_t used;
+
+	if (abi == 0) {
+		snprintf(buf, n, "%s", err == EOPNOTSUPP
+			 ? "disabled at boot (EOPNOTSUPP: landlock is not in the kernel's lsm= list)"
+			 : "not in this kernel (ENOSYS)");
+		return;
+	}
+	snprintf(buf, n, "kernel ABI %d is below the rule's %d", abi, min_abi);
+	for (int i = abi + 1; i <= min_abi && i < (int)COUNT(landlock_adds); i++) {
+		used = strlen(buf);
+		snprintf(buf + used, n - used, "%s %s (ABI %d)", i > abi + 1 ? "," : ", so no",
+			 landlock_adds[i], i);
+	}
 }
 
 /* `rights` narrowed to what the ruleset handles and, for a file, to file
@@ -543,31 +631,23 @@ int confine_apply_landlock(const struct iso_confine *c,
 int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 		    char *why, size_t n)
 {
+	char gap[400];
 	int degraded, rc;
 	size_t used;
 
 	memset(c, 0, sizeof *c);
 	c->rule = rule;
 	c->landlock_abi = landlock_abi_version();
+	landlock_gap(c->landlock_abi, errno, rule->landlock_min_abi, gap, sizeof gap);
 	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
 			     c->landlock_abi, &degraded);
-	if (rc < 0 && c->landlock_abi == 0)
-		return iso_why(why, n, -rc, "landlock: the kernel has none and the rule "
-			       "at line %u requires it", rule->line);
 	if (rc < 0)
-		return iso_why(why, n, -rc, "landlock: the rule at line %u requires ABI "
-			       "%d, the kernel has %d", rule->line,
-			       rule->landlock_min_abi, c->landlock_abi);
+		return iso_why(why, n, -rc, "landlock: %s; the rule at line %u requires it", gap,
+			       rule->line);
 	c->landlock_on = rc;
-	if (degraded && c->landlock_abi == 0)
-		snprintf(c->notes, sizeof c->notes,
-			 "landlock: kernel has none, running without it as "
-			 "the policy allows");
-	else if (degraded)
-		snprintf(c->notes, sizeof c->notes,
-			 "landlock: kernel ABI %d is below the rule's %d, "
-			 "running without it as the policy allows",
-			 c->landlock_abi, rule->landlock_min_abi);
+	if (degraded)
+		snprintf(c->notes, sizeof c->notes, "landlock: %s; running %s as the policy allows",
+			 gap, rc ? "with what the kernel has" : "without it");
 
 	if ((rule->network_default == ISO_NETWORK_NONE ||
 	     rule->network_none_only) &&

@@ -30,7 +30,7 @@ struct iso_confine {
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
-	char notes[256];	/* degraded modes accepted, for the client */
+	char notes[512];	/* degraded modes accepted, for the client */
 	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
 	 * the rights each gets, so a guest only adds rules for them. */
 	uint64_t handled_fs;
@@ -39,16 +39,25 @@ struct iso_confine {
 	size_t nfixed;
 };
 
-/* The kernel's Landlock ABI version, 0 when unavailable. */
+/* The kernel's Landlock ABI version; 0 when unavailable, errno then saying
+ * why: ENOSYS not built in, EOPNOTSUPP disabled at boot. */
 int landlock_abi_version(void);
 
 /*
  * Pure: may a rule with this Landlock mode and minimum ABI run on a kernel
- * reporting `abi`? Returns 1 apply Landlock, 0 run without it (mode OFF, or
- * OPTIONAL on a kernel that lacks it: *degraded set), -ENOSYS refuse.
+ * reporting `abi`? Returns 1 apply Landlock with what the kernel has (for
+ * OPTIONAL below the rule's ABI: *degraded set), 0 run without it (mode
+ * OFF, or OPTIONAL on a kernel without Landlock: *degraded set), -ENOSYS
+ * refuse (REQUIRED on a kernel without it or below the rule's ABI).
  */
 int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
 		    int *degraded);
+
+/* Pure: what a kernel reporting `abi` (0: none, `err` from
+ * landlock_abi_version() saying why) lacks for a rule needing min_abi, as
+ * text for a note or a refusal ("kernel ABI 3 is below the rule's 6, so no
+ * TCP port rules (ABI 4), ..."). */
+void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
 
 /*
  * Once per connection. Returns 0, or -ENOSYS when the kernel lacks a

@@ -90,7 +90,7 @@ START_TEST(landlock_decide_table)
 		{ ISO_LANDLOCK_REQUIRED, 4, 4, 1, 0 },
 		{ ISO_LANDLOCK_REQUIRED, 0, 1, 1, 0 },
 		{ ISO_LANDLOCK_OPTIONAL, 0, 0, 0, 1 },
-		{ ISO_LANDLOCK_OPTIONAL, 6, 5, 0, 1 },
+		{ ISO_LANDLOCK_OPTIONAL, 6, 5, 1, 1 }, /* best effort */
 		{ ISO_LANDLOCK_OPTIONAL, 6, 7, 1, 0 },
 		{ ISO_LANDLOCK_OFF, 0, 0, 0, 0 },
 		{ ISO_LANDLOCK_OFF, 3, 7, 0, 0 },
@@ -124,7 +124,7 @@ START_TEST(landlock_decide_every_abi_and_minimum)
 				else if (!lacking)
 					want = 1;
 				else if (mode == ISO_LANDLOCK_OPTIONAL)
-					want = 0, want_degraded = 1;
+					want = abi > 0, want_degraded = 1;
 				else
 					want = -ENOSYS;
 				ck_assert_int_eq(landlock_decide(mode, min_abi,
@@ -175,17 +175,44 @@ START_TEST(prepare_landlock_required_beyond_kernel_refused)
 }
 END_TEST
 
-START_TEST(prepare_landlock_optional_beyond_kernel_noted)
+/* `landlock optional` below the rule's ABI applies what the kernel has
+ * (best effort, as the kernel's sandboxer sample) and notes it; only a
+ * kernel without Landlock runs the guest without it. */
+START_TEST(prepare_landlock_optional_beyond_kernel_applies_what_it_has)
 {
 	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
 					 ISO_LANDLOCK_OPTIONAL);
 	struct iso_confine c;
+	int abi = landlock_abi_version();
 
 	rule.landlock_min_abi = 99;
 	prepare(&rule, &c);
-	ck_assert_int_eq(c.landlock_on, 0);
-	ck_assert_msg(strstr(c.notes, "running without it"), "%s", c.notes);
+	ck_assert_int_eq(c.landlock_on, abi > 0);
+	ck_assert_msg(strstr(c.notes, abi > 0 ? "running with what the kernel has"
+				      : "running without it"), "%s", c.notes);
 	confine_release(&c);
+}
+END_TEST
+
+START_TEST(landlock_gap_names_what_the_kernel_lacks)
+{
+	char gap[400];
+
+	landlock_gap(3, 0, 6, gap, sizeof gap);
+	ck_assert_str_eq(gap, "kernel ABI 3 is below the rule's 6, so no TCP port rules "
+			      "(ABI 4), device ioctl rules (ABI 5), signal and "
+			      "abstract-socket scoping (ABI 6)");
+	landlock_gap(5, 0, 6, gap, sizeof gap);
+	ck_assert_str_eq(gap, "kernel ABI 5 is below the rule's 6, so no signal and "
+			      "abstract-socket scoping (ABI 6)");
+	landlock_gap(1, 0, 7, gap, sizeof gap);
+	ck_assert_ptr_nonnull(strstr(gap, "truncate rules (ABI 3)"));
+	ck_assert_ptr_nonnull(strstr(gap, "audit log flags (ABI 7)"));
+	/* Not built, or built and disabled at boot: two different fixes. */
+	landlock_gap(0, ENOSYS, 1, gap, sizeof gap);
+	ck_assert_str_eq(gap, "not in this kernel (ENOSYS)");
+	landlock_gap(0, EOPNOTSUPP, 1, gap, sizeof gap);
+	ck_assert_ptr_nonnull(strstr(gap, "disabled at boot (EOPNOTSUPP"));
 }
 END_TEST
 
@@ -697,6 +724,141 @@ START_TEST(strict_allows_unix_and_inet_sockets)
 }
 END_TEST
 
+/* The seccomp and Landlock review: what the default profile refuses on
+ * top. With seccomp-action kill a refusal is a SIGSYS, which no errno of
+ * the call itself can be mistaken for. */
+static int try_socket_family;
+
+static int try_socket(void)
+{
+	int fd = socket(try_socket_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		fd = socket(try_socket_family, SOCK_RAW | SOCK_CLOEXEC, 0);
+	return fd < 0 ? errno : 0;
+}
+
+static long try_nr;
+
+/* Every argument 0 (or -1 as the fd): the call fails in some harmless way
+ * if it runs at all. */
+static int try_number(void)
+{
+	return outcome(syscall(try_nr, -1, 0, 0, 0, 0, 0));
+}
+
+static int killed(int (*fn)(void))
+{
+	int status = filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL, fn);
+
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+}
+
+START_TEST(default_refuses_socket_families_but_unix_inet_netlink)
+{
+	static const int refused[] = { AF_UNSPEC, AF_PACKET, AF_VSOCK, AF_ALG,
+				       AF_BLUETOOTH, AF_CAN, AF_XDP, AF_KEY,
+				       AF_APPLETALK, AF_TIPC, 64, 1000 };
+	static const int allowed[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		try_socket_family = refused[i];
+		ck_assert_msg(default_filter(try_socket) == EPERM,
+			      "family %d not refused", refused[i]);
+		ck_assert_msg(killed(try_socket), "family %d not refused", refused[i]);
+	}
+	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+		try_socket_family = allowed[i];
+		ck_assert_msg(default_filter(try_socket) == 0,
+			      "family %d refused", allowed[i]);
+	}
+}
+END_TEST
+
+START_TEST(default_refuses_fanotify_quotactl_fd_modify_ldt)
+{
+	static const long calls[] = { SYS_fanotify_init, SYS_fanotify_mark,
+				      SYS_quotactl_fd,
+#if defined(__x86_64__)
+				      SYS_modify_ldt,
+#endif
+	};
+
+	for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+		try_nr = calls[i];
+		ck_assert_msg(killed(try_number), "call %ld not refused", calls[i]);
+	}
+}
+END_TEST
+
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
+/* libseccomp 2.5.4 names calls up to futex_requeue (456): the ones after
+ * it are decided by number. */
+START_TEST(default_decides_calls_libseccomp_cannot_name)
+{
+	static const long refused[] = { 457, 458, 460, 467 };
+	static const long allowed[] = { 459, 461, 462, 463, 464, 465, 466, 468, 469 };
+
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		try_nr = refused[i];
+		ck_assert_msg(killed(try_number), "call %ld not refused", refused[i]);
+		ck_assert_int_eq(default_filter(try_number), EPERM);
+	}
+	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+		pid_t pid;
+
+		try_nr = allowed[i];
+		pid = fork();
+		if (pid == 0)
+			_exit(try_number());
+		/* What the kernel itself answers, filtered or not. */
+		ck_assert_msg(default_filter(try_number) == exit_code(wait_child(pid)),
+			      "call %ld changed by the filter", allowed[i]);
+	}
+}
+END_TEST
+
+/* A call newer than the filter is ENOSYS, never silently allowed; even
+ * with seccomp-action kill, so that C libraries fall back. */
+START_TEST(default_answers_enosys_above_the_highest_known_call)
+{
+	static const long numbers[] = { 470, 471, 500, 1000, 0xeffff };
+
+	for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++) {
+		try_nr = numbers[i];
+		ck_assert_int_eq(default_filter(try_number), ENOSYS);
+		ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL,
+						    NULL, try_number)),
+				 ENOSYS);
+	}
+}
+END_TEST
+#endif
+
+#if defined(__x86_64__)
+static int try_int80_number(void)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(try_nr), "b"(-1), "c"(0), "d"(0)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return (int)ret < 0 ? -(int)ret : 0;
+}
+
+START_TEST(default_decides_new_calls_on_the_32_bit_entry_too)
+{
+	try_nr = 467; /* open_tree_attr in both tables */
+	ck_assert_int_eq(default_filter(try_int80_number), EPERM);
+	try_nr = 470;
+	ck_assert_int_eq(default_filter(try_int80_number), ENOSYS);
+	try_nr = 338; /* fanotify_init in the i386 table */
+	ck_assert_int_eq(default_filter(try_int80_number), EPERM);
+}
+END_TEST
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Landlock, as nobody                                                  */
 
@@ -769,15 +931,20 @@ static void become_guest(void)
 		_exit(SETUP_FAILED);
 }
 
+static enum iso_landlock_mode landlock_mode = ISO_LANDLOCK_REQUIRED;
+static int landlock_min_abi;
+
 /* Returns confine_apply_landlock()'s result (printing why on failure). */
 static int apply_landlock(const struct iso_plan *plan)
 {
-	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
-					 ISO_LANDLOCK_REQUIRED);
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, landlock_mode);
 	struct iso_confine c;
 	char why[256] = "";
 	int program_fd = open("/usr/bin/true", O_PATH | O_CLOEXEC);
-	int rc = confine_prepare(&rule, &c, why, sizeof why);
+	int rc;
+
+	rule.landlock_min_abi = landlock_min_abi;
+	rc = confine_prepare(&rule, &c, why, sizeof why);
 
 	if (rc == 0 && program_fd >= 0)
 		rc = confine_apply_landlock(&c, plan, scratch, program_fd, why,
@@ -857,6 +1024,21 @@ START_TEST(landlock_refuses_read_beneath_home)
 	if (landlock_skipped("landlock_refuses_read_beneath_home", 1))
 		return;
 	ck_assert_int_eq(run_landlocked(&plan, try_read_home_file), EACCES);
+}
+END_TEST
+
+/* Best effort confines: an optional rule asking for more than any kernel
+ * has still hides home. */
+START_TEST(landlock_optional_below_the_rules_abi_still_confines)
+{
+	struct iso_plan plan = make_plan();
+
+	if (landlock_skipped("landlock_optional_below_the_rules_abi_still_confines", 1))
+		return;
+	landlock_mode = ISO_LANDLOCK_OPTIONAL;
+	landlock_min_abi = 99;
+	ck_assert_int_eq(run_landlocked(&plan, try_read_home_file), EACCES);
+	ck_assert_int_eq(run_landlocked(&plan, try_read_usr_bin_true), 0);
 }
 END_TEST
 
@@ -1198,7 +1380,8 @@ static Suite *confine_suite(void)
 
 	tc = tcase_create("prepare");
 	tcase_add_test(tc, prepare_landlock_required_beyond_kernel_refused);
-	tcase_add_test(tc, prepare_landlock_optional_beyond_kernel_noted);
+	tcase_add_test(tc, prepare_landlock_optional_beyond_kernel_applies_what_it_has);
+	tcase_add_test(tc, landlock_gap_names_what_the_kernel_lacks);
 	tcase_add_test(tc, prepare_landlock_off_not_noted);
 	tcase_add_test(tc, prepare_seccomp_none_has_no_filter);
 	tcase_add_test(tc, prepare_unknown_syscall_name_refused);
@@ -1229,12 +1412,22 @@ static Suite *confine_suite(void)
 	tcase_add_test(tc, strict_refuses_netlink_socket);
 	tcase_add_test(tc, strict_refuses_packet_socket);
 	tcase_add_test(tc, strict_allows_unix_and_inet_sockets);
+	tcase_add_test(tc, default_refuses_socket_families_but_unix_inet_netlink);
+	tcase_add_test(tc, default_refuses_fanotify_quotactl_fd_modify_ldt);
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
+	tcase_add_test(tc, default_decides_calls_libseccomp_cannot_name);
+	tcase_add_test(tc, default_answers_enosys_above_the_highest_known_call);
+#endif
+#if defined(__x86_64__)
+	tcase_add_test(tc, default_decides_new_calls_on_the_32_bit_entry_too);
+#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("landlock");
 	tcase_set_timeout(tc, 30);
 	tcase_add_unchecked_fixture(tc, landlock_setup, landlock_teardown);
 	tcase_add_test(tc, landlock_refuses_read_beneath_home);
+	tcase_add_test(tc, landlock_optional_below_the_rules_abi_still_confines);
 	tcase_add_test(tc, landlock_allows_read_usr_bin_true);
 	tcase_add_test(tc, landlock_allows_write_in_scratch);
 	tcase_add_test(tc, landlock_refuses_write_in_tmp);
