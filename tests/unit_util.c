@@ -1,0 +1,235 @@
+/*
+ * unit_util.c - the shared primitives of common/util.c, no privilege
+ * needed: reasons, the path normal form, descriptor passing.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Linux 6.5; older headers lack the name. */
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+
+/* Descriptors open in this process right now. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void seqpacket_pair(int sv[2])
+{
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* A path of n bytes: "/" then 'a's. */
+static char *long_path(size_t n)
+{
+	char *p = malloc(n + 1);
+
+	ck_assert_ptr_nonnull(p);
+	memset(p, 'a', n);
+	p[0] = '/';
+	p[n] = '\0';
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reasons                                                             */
+
+START_TEST(why_formats_and_returns_minus_err)
+{
+	char why[32];
+
+	ck_assert_int_eq(iso_why(why, sizeof(why), EACCES, "rule at line %d", 7), -EACCES);
+	ck_assert_str_eq(why, "rule at line 7");
+	/* Truncated, never overrun; no buffer at all is fine too. */
+	ck_assert_int_eq(iso_why(why, 5, EINVAL, "%s", "abcdefgh"), -EINVAL);
+	ck_assert_str_eq(why, "abcd");
+	ck_assert_int_eq(iso_why(NULL, 0, E2BIG, "nothing"), -E2BIG);
+}
+END_TEST
+
+START_TEST(why_errno_names_and_returns_the_errno_of_the_failed_call)
+{
+	char why[128];
+
+	ck_assert_int_lt(open("/nonexistent/isospawn-unit", O_RDONLY), 0);
+	ck_assert_int_eq(iso_why_errno(why, sizeof(why), "open %s", "it"), -ENOENT);
+	ck_assert_str_eq(why, "open it: No such file or directory");
+	errno = EPERM;
+	ck_assert_int_eq(iso_why_errno(NULL, 0, "nothing"), -EPERM);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The path normal form                                                */
+
+START_TEST(path_normal_form_accepts_one_spelling_per_place)
+{
+	static const char *const good[] = { "/", "/usr", "/usr/bin/true", "/opt/..x/.y",
+					     "/a b/c" };
+	char *longest = long_path(PATH_MAX - 1);
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(iso_path_check(good[i], ISO_PATH_ANY, NULL) == 0, "%s refused",
+			      good[i]);
+	ck_assert_int_eq(iso_path_check(longest, ISO_PATH_ANY, NULL), 0);
+	ck_assert_int_eq(iso_path_check("/bin/true", ISO_PATH_FILE, NULL), 0);
+	free(longest);
+}
+END_TEST
+
+START_TEST(path_normal_form_refuses_other_spellings_with_a_fault)
+{
+	static const char *const bad[] = { "",	  "usr",      "./usr",	 "//",	    "/usr/",
+					   "/usr//bin", "/.", "/..", "/usr/./bin", "/usr/../etc",
+					   "/tmp/a\nb", "/tmp/\x7f", "/bin/\x1btrue" };
+	const char *fault;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fault = NULL;
+		ck_assert_msg(iso_path_check(bad[i], ISO_PATH_ANY, &fault) == -EINVAL,
+			      "%s accepted", bad[i]);
+		ck_assert_ptr_nonnull(fault);
+	}
+	ck_assert_int_eq(iso_path_check(NULL, ISO_PATH_ANY, &fault), -EINVAL);
+	/* "/" is a place, never a program. */
+	ck_assert_int_eq(iso_path_check("/", ISO_PATH_FILE, &fault), -EINVAL);
+	ck_assert_str_eq(fault, "a directory, not a program");
+}
+END_TEST
+
+START_TEST(path_of_path_max_bytes_is_too_long)
+{
+	char *too_long = long_path(PATH_MAX);
+
+	ck_assert_int_eq(iso_path_check(too_long, ISO_PATH_ANY, NULL), -ENAMETOOLONG);
+	free(too_long);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Descriptor passing                                                  */
+
+START_TEST(recv_keeps_what_it_asks_for_and_closes_the_rest)
+{
+	int sv[2], sent[3], got[ISO_FDS_MAX], before;
+	size_t nfds;
+	unsigned seen;
+	char buf[16];
+
+	seqpacket_pair(sv);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_ge(sent[i] = open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(iso_send_fds(sv[0], "hello", 5, 0, sent, 3), 5);
+	iso_close_fds(sent, 3);
+	before = open_fds();
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, 1, &nfds, &seen), 5);
+	ck_assert_uint_eq(nfds, 1);
+	ck_assert_uint_eq(seen, 0);
+	ck_assert_int_ne(fcntl(got[0], F_GETFD) & FD_CLOEXEC, 0);
+	/* One kept, the two it did not ask for already closed. */
+	ck_assert_int_eq(open_fds(), before + 1);
+	iso_close_fds(got, nfds);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(recv_closes_a_pidfd_it_did_not_ask_for)
+{
+	int sv[2], got[ISO_FDS_MAX], on = 1, before;
+	size_t nfds;
+	unsigned seen;
+	char buf[16];
+
+	seqpacket_pair(sv);
+	if (setsockopt(sv[1], SOL_SOCKET, SO_PASSPIDFD, &on, sizeof(on)) < 0) {
+		fprintf(stderr, "SKIP recv_closes_a_pidfd_it_did_not_ask_for: "
+			"no SO_PASSPIDFD (%s)\n", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	ck_assert_int_eq(iso_send_fds(sv[0], "x", 1, 0, NULL, 0), 1);
+	before = open_fds();
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
+				      &seen), 1);
+	ck_assert_uint_eq(nfds, 0);
+	ck_assert_uint_eq(seen & ISO_RECV_OTHER, ISO_RECV_OTHER);
+	ck_assert_int_eq(open_fds(), before);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(recv_reports_a_datagram_longer_than_the_buffer)
+{
+	int sv[2], got[ISO_FDS_MAX];
+	size_t nfds;
+	unsigned seen;
+	char buf[4];
+
+	seqpacket_pair(sv);
+	ck_assert_int_eq(iso_send_fds(sv[0], "longer", 6, 0, NULL, 0), 6);
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
+				      &seen), 4);
+	ck_assert_uint_eq(seen, ISO_RECV_TRUNC);
+	close(sv[0]);
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
+				      &seen), 0);
+	close(sv[1]);
+}
+END_TEST
+
+START_TEST(send_refuses_more_than_iso_fds_max)
+{
+	int fds[ISO_FDS_MAX + 1] = { 0 };
+
+	ck_assert_int_eq(iso_send_fds(-1, "x", 1, 0, fds, ISO_FDS_MAX + 1), -EINVAL);
+	ck_assert_int_eq(iso_send_fds(-1, "x", 1, 0, NULL, 0), -EBADF);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, why_formats_and_returns_minus_err);
+	tcase_add_test(tc, why_errno_names_and_returns_the_errno_of_the_failed_call);
+	tcase_add_test(tc, path_normal_form_accepts_one_spelling_per_place);
+	tcase_add_test(tc, path_normal_form_refuses_other_spellings_with_a_fault);
+	tcase_add_test(tc, path_of_path_max_bytes_is_too_long);
+	tcase_add_test(tc, recv_keeps_what_it_asks_for_and_closes_the_rest);
+	tcase_add_test(tc, recv_closes_a_pidfd_it_did_not_ask_for);
+	tcase_add_test(tc, recv_reports_a_datagram_longer_than_the_buffer);
+	tcase_add_test(tc, send_refuses_more_than_iso_fds_max);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
