@@ -398,8 +398,8 @@ static int assemble(const char *const taken[FORWARDED_COUNT],
 		    const char *const *overrides, char ***out)
 {
 	const char *slots[SLOTS_MAX];
-	size_t count = 0, size, i;
-	char **env, *strings;
+	size_t count = 0, i;
+	char **env;
 
 	for (i = 0; i < FORWARDED_COUNT; i++)
 		if (taken[i] != NULL)
@@ -414,21 +414,9 @@ static int assemble(const char *const taken[FORWARDED_COUNT],
 			count++;
 	}
 
-	size = (count + 1) * sizeof(*env);
-	for (i = 0; i < count; i++)
-		size += strlen(slots[i]) + 1;
-	env = malloc(size);
+	env = iso_strv_new(slots, count);
 	if (env == NULL)
 		return -ENOMEM;
-	strings = (char *)(env + count + 1);
-	for (i = 0; i < count; i++) {
-		size_t len = strlen(slots[i]) + 1;
-
-		memcpy(strings, slots[i], len);
-		env[i] = strings;
-		strings += len;
-	}
-	env[count] = NULL;
 	*out = env;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -110,6 +111,27 @@ int iso_path_check(const char *path, enum iso_path_kind kind,
 		slash = end;
 	}
 	return 0;
+}
+
+/* ---- String vectors -------------------------------------------------- */
+
+char **iso_strv_new(const char *const *strings, size_t count)
+{
+	size_t size = (count + 1) * sizeof(char *);
+	char **strv, *text;
+
+	for (size_t i = 0; i < count; i++)
+		size += strlen(strings[i]) + 1;
+	strv = malloc(size);
+	if (strv == NULL)
+		return NULL;
+	text = (char *)(strv + count + 1);
+	for (size_t i = 0; i < count; i++) {
+		strv[i] = text;
+		text = stpcpy(text, strings[i]) + 1;
+	}
+	strv[count] = NULL;
+	return strv;
 }
 
 /* ---- Descriptors ------------------------------------------------------ */

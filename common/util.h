@@ -49,6 +49,16 @@ unsigned char iso_control_byte(const char *s, size_t len);
 int iso_path_check(const char *path, enum iso_path_kind kind,
 		   const char **fault);
 
+/* ---- String vectors -------------------------------------------------- */
+
+/*
+ * One allocation holding copies of strings[0..count) and the
+ * NULL-terminated array that points at them, so that a single free()
+ * releases it all. NULL when out of memory. Callers bound count and the
+ * lengths, so the size cannot overflow.
+ */
+char **iso_strv_new(const char *const *strings, size_t count);
+
 /* ---- Descriptors over a SOCK_SEQPACKET socket ------------------------ */
 
 /* Descriptors one datagram carries at most, either way. */

@@ -128,26 +128,6 @@ static int word_valid(enum word_kind kind, const char *word)
 	return 0;
 }
 
-/* One allocation holding the NULL-terminated pointer array and the
- * strings, so that every list is released by a single free(). */
-static char **strv_new(char *const *words, size_t count)
-{
-	size_t size = (count + 1) * sizeof(char *), i;
-	char **strv, *text;
-
-	for (i = 0; i < count; i++)
-		size += strlen(words[i]) + 1;
-	if ((strv = malloc(size)) == NULL)
-		return NULL;
-	text = (char *)(strv + count + 1);
-	for (i = 0; i < count; i++) {
-		strv[i] = text;
-		text = stpcpy(text, words[i]) + 1;
-	}
-	strv[count] = NULL;
-	return strv;
-}
-
 /* ---- Keywords ---- */
 
 /* A keyword has a parse function, or is a list (parse_list()) or a choice
@@ -224,7 +204,8 @@ static int parse_list(struct parser *p, const struct keyword *kw, char *const *a
 				return fail(p, "expected each word once after '%s', got '%s' twice",
 					    kw->name, arg[i]);
 	}
-	*field = strv_new(arg, narg);
+	/* One allocation: every list is released by a single free(). */
+	*field = iso_strv_new((const char *const *)arg, narg);
 	return *field != NULL ? 0 : out_of_memory(p);
 }
 
@@ -527,7 +508,7 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 			    leaves_files, r->line);
 	r->programs_any = r->programs == NULL;
 	for (size_t i = 0; i < COUNT(lists); i++)
-		if (*lists[i] == NULL && (*lists[i] = strv_new(NULL, 0)) == NULL)
+		if (*lists[i] == NULL && (*lists[i] = iso_strv_new(NULL, 0)) == NULL)
 			return out_of_memory(p);
 	p->rule = NULL;
 	return 0;

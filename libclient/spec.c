@@ -86,9 +86,9 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
 {
 	/* What the encoder will need for the arguments, so that a list too
 	 * big for one request is refused here rather than at spawn. */
-	size_t wire = 0, strings = 0;
+	size_t wire = 0;
 	uint32_t argc;
-	char **copy, *p;
+	char **copy;
 
 	if (argv == NULL) {
 		free(spec->argv);
@@ -108,7 +108,6 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
 					 "argv[%u]: %d bytes or more, at most %d",
 					 argc, ISO_WIRE_STR_MAX,
 					 ISO_WIRE_STR_MAX - 1);
-		strings += len + 1;
 		wire += ISO_WIRE_FIELD_HEADER_SIZE + len + 1;
 		if (wire > ISO_WIRE_MAX - ISO_WIRE_HEADER_SIZE)
 			return iso__fail(-E2BIG,
@@ -120,18 +119,9 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
 	if (argc == 0)
 		return iso__fail(-EINVAL, "argv: empty, argv[0] is required");
 
-	copy = malloc((argc + 1) * sizeof(char *) + strings);
+	copy = iso_strv_new(argv, argc);
 	if (copy == NULL)
 		return iso__fail(-ENOMEM, "out of memory for argv");
-	p = (char *)(copy + argc + 1);
-	for (uint32_t i = 0; i < argc; i++) {
-		size_t size = strlen(argv[i]) + 1;
-
-		memcpy(p, argv[i], size);
-		copy[i] = p;
-		p += size;
-	}
-	copy[argc] = NULL;
 	free(spec->argv);
 	spec->argv = copy;
 	spec->argc = argc;
@@ -170,25 +160,10 @@ ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
 	 * environment (its secrets) is never copied. */
 	const char *picked[ISO_WIRE_FORWARD_MAX];
 	uint32_t n = iso__pick_forwarded(envp, picked);
-	size_t strings = 0;
-	char **copy = NULL, *p;
+	char **copy = NULL;
 
-	for (uint32_t i = 0; i < n; i++)
-		strings += strlen(picked[i]) + 1;
-	if (n > 0) {
-		copy = malloc(n * sizeof(char *) + strings);
-		if (copy == NULL)
-			return iso__fail(-ENOMEM,
-					 "out of memory for the source environment");
-		p = (char *)(copy + n);
-		for (uint32_t i = 0; i < n; i++) {
-			size_t size = strlen(picked[i]) + 1;
-
-			memcpy(p, picked[i], size);
-			copy[i] = p;
-			p += size;
-		}
-	}
+	if (n > 0 && (copy = iso_strv_new(picked, n)) == NULL)
+		return iso__fail(-ENOMEM, "out of memory for the source environment");
 	free(spec->forward);
 	spec->forward = copy;
 	spec->nforward = n;

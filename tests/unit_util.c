@@ -128,6 +128,29 @@ START_TEST(path_of_path_max_bytes_is_too_long)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* String vectors                                                      */
+
+START_TEST(strv_is_one_allocation_of_copies)
+{
+	const char *words[] = { "a", "", "bcd" };
+	char **v = iso_strv_new(words, 3);
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v[0], "a");
+	ck_assert_str_eq(v[1], "");
+	ck_assert_str_eq(v[2], "bcd");
+	ck_assert_ptr_null(v[3]);
+	/* The strings are copies, right behind the array: one free(). */
+	ck_assert_ptr_eq(v[0], (char *)(v + 4));
+	free(v);
+	v = iso_strv_new(NULL, 0);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_ptr_null(v[0]);
+	free(v);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Descriptor passing                                                  */
 
 START_TEST(recv_keeps_what_it_asks_for_and_closes_the_rest)
@@ -222,6 +245,7 @@ int main(void)
 	tcase_add_test(tc, path_normal_form_accepts_one_spelling_per_place);
 	tcase_add_test(tc, path_normal_form_refuses_other_spellings_with_a_fault);
 	tcase_add_test(tc, path_of_path_max_bytes_is_too_long);
+	tcase_add_test(tc, strv_is_one_allocation_of_copies);
 	tcase_add_test(tc, recv_keeps_what_it_asks_for_and_closes_the_rest);
 	tcase_add_test(tc, recv_closes_a_pidfd_it_did_not_ask_for);
 	tcase_add_test(tc, recv_reports_a_datagram_longer_than_the_buffer);
