@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +37,7 @@ void harness_setup(void)
 		       T_CALLER);
 		exit(77);
 	}
+	/* Check's children inherit the run's mount namespace and slot. */
 	test_install();
 	test_install_file(ISO_BUILDDIR "/tests/.libs/evil.so", T_LIB "/evil.so", 0644);
 	/* Check's default of 4 s per test is too short for the bombs. */
@@ -49,6 +54,71 @@ void become(uid_t uid)
 		ck_abort_msg("become(%u): %s", (unsigned)uid, strerror(errno));
 	ck_assert_int_eq(geteuid(), uid);
 	setenv("ISOSPAWN_HELPER", T_HELPER, 1);
+}
+
+/* Give dir (an empty directory) the entries of /dev: directories and
+ * files bound, symbolic links copied; leave out /dev/log. */
+static void copy_dev(const char *dir)
+{
+	DIR *d = opendir("/dev");
+	struct dirent *e;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		char from[300], to[400], target[300];
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    strcmp(e->d_name, "log") == 0)
+			continue;
+		snprintf(from, sizeof(from), "/dev/%s", e->d_name);
+		snprintf(to, sizeof(to), "%s/%s", dir, e->d_name);
+		if (lstat(from, &st) < 0)
+			continue; /* gone meanwhile */
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(from, target, sizeof(target) - 1);
+			ck_assert_int_gt(n, 0);
+			target[n] = '\0';
+			ck_assert_int_eq(symlink(target, to), 0);
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			ck_assert_int_eq(mkdir(to, 0755), 0);
+		} else {
+			fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			ck_assert_msg(fd >= 0, "%s: %s", to, strerror(errno));
+			close(fd);
+		}
+		ck_assert_msg(mount(from, to, NULL, MS_BIND | MS_REC, NULL) == 0,
+			      "bind %s: %s", from, strerror(errno));
+	}
+	closedir(d);
+}
+
+int private_dev_log(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	char dir[64];
+	int sock;
+
+	ck_assert_int_eq(geteuid(), 0);
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+		      "private mount namespace: %s", strerror(errno));
+	snprintf(dir, sizeof(dir), "%s/dev.%d", T_ROOT, (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mount("dev", dir, "tmpfs", MS_NOSUID, "mode=0755"), 0);
+	copy_dev(dir);
+	ck_assert_msg(mount(dir, "/dev", NULL, MS_MOVE, NULL) == 0,
+		      "move %s to /dev: %s", dir, strerror(errno));
+	ck_assert_int_eq(rmdir(dir), 0);
+	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(sock, 0);
+	ck_assert_int_eq(bind(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	ck_assert_int_eq(chmod("/dev/log", 0666), 0);
+	return sock;
 }
 
 iso_conn *open_conn(void)

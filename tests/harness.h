@@ -12,9 +12,15 @@
 #include "install.h"
 #include "isospawn.h"
 
-/* As root, once per test program: install helper (4755), probe, CLI and
- * policy under T_ROOT. Exits 77 (automake's skip) when not root. */
+/* As root, once per test program: give the run its own root and pools,
+ * and install helper (4755), probe, CLI and policy under T_ROOT
+ * (install.h). Exits 77 (automake's skip) when not root. */
 void harness_setup(void);
+
+/* As root, in a forked test: give this process (and what it forks) a /dev
+ * of its own, nobody else sees, and return a datagram socket bound to its
+ * /dev/log: the test stands in for the syslog daemon. */
+int private_dev_log(void);
 
 /* In a forked test: become uid (gid = uid, or group for T_GROUPED) for
  * good, with ISOSPAWN_HELPER pointing at the test helper. */

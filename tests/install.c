@@ -1,21 +1,40 @@
 /*
- * install.c - lay out the test installation under ISO_TEST_ROOT: the test
- * helper setuid root, the probe, the CLI with its library, and the test
- * policy. Shared by the live tests and the benchmark (no Check here).
+ * install.c - lay out the test installation: a root of the run's own under
+ * ISO_TEST_ROOT (see install.h) holding the test helper setuid root, the
+ * probe, the CLI with its library, and the test policy with the run's
+ * pools. Shared by the live tests and the benchmark (no Check here).
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "install.h"
+
+/* On the host: ISO_TEST_ROOT is only a mount point; the runs live in its
+ * runs/ (0700, so no leftover setuid copy is reachable by anyone else):
+ * a lock file per slot and the slot's run directory. */
+#define RUNS T_ROOT "/runs"
+#define RUN_SLOTS 32
+#define POOL_STRIDE 100000u /* apart from one slot to the next */
+
+char t_helper[128] = T_BIN "/isospawn-helper";
+char t_helper_env[160] = "ISOSPAWN_HELPER=" T_BIN "/isospawn-helper";
+uid_t t_pool_delta;
+
+static pid_t installer;
+static char run_dir[128]; /* the host path of this run's root */
 
 static void die(const char *what)
 {
@@ -58,9 +77,30 @@ void test_install_file(const char *src, const char *dst, mode_t mode)
 		die(dst);
 }
 
+/* Write one line of the policy, with the run's offset added to a pool. */
+static void policy_line(FILE *f, const char *line, size_t len)
+{
+	const char *word = line;
+	unsigned first, last;
+	int at;
+
+	while (word < line + len && isspace((unsigned char)*word))
+		word++;
+	if (strncmp(word, "pool ", 5) == 0 &&
+	    sscanf(word, "pool %u-%u%n", &first, &last, &at) == 2) {
+		fprintf(f, "%.*spool %u-%u", (int)(word - line), line,
+			first + t_pool_delta, last + t_pool_delta);
+		word += at;
+		fwrite(word, 1, len - (size_t)(word - line), f);
+		return;
+	}
+	fwrite(line, 1, len, f);
+}
+
+/* tests/policy.conf.in with @ROOT@ replaced and the pools offset. */
 static void install_policy(void)
 {
-	char src[512], text[16384], *at;
+	char src[512], text[32768];
 	size_t len = 0;
 	FILE *f;
 
@@ -75,13 +115,25 @@ static void install_policy(void)
 	if (!(f = fopen(src, "w")))
 		die(src);
 	for (char *p = text; *p;) {
-		if ((at = strstr(p, "@ROOT@")) == NULL) {
-			fputs(p, f);
-			break;
+		char *end = strchr(p, '\n');
+		size_t n = end ? (size_t)(end - p) + 1 : strlen(p);
+		char line[1024], *at;
+
+		if (n >= sizeof(line)) {
+			errno = E2BIG;
+			die("tests/policy.conf.in: line too long");
 		}
-		fwrite(p, 1, (size_t)(at - p), f);
-		fputs(T_ROOT, f);
-		p = at + 6;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n;
+		if ((at = strstr(line, "@ROOT@")) != NULL) {
+			char out[1200];
+			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - line), line,
+				 T_ROOT, at + 6);
+			policy_line(f, out, strlen(out));
+		} else {
+			policy_line(f, line, n);
+		}
 	}
 	if (fchmod(fileno(f), 0644) < 0 || fclose(f) != 0)
 		die(src);
@@ -89,52 +141,104 @@ static void install_policy(void)
 		die("policy");
 }
 
-char t_helper[128];
-char t_helper_env[160];
-static pid_t installer;
-
-static void remove_helper(void)
+static int remove_one(const char *path, const struct stat *st, int type,
+		      struct FTW *ftw)
 {
-	/* Only in the installing process: Check's forked tests exit too. */
-	if (getpid() == installer)
-		(void)unlink(t_helper);
+	if (remove(path) < 0 && errno != ENOENT)
+		fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
 }
 
-/* Setuid helpers left by test programs that did not exit normally. */
-static void remove_stale_helpers(void)
+/* rm -rf, never following a symbolic link or crossing a mount. */
+static void remove_tree(const char *path)
 {
-	DIR *d = opendir(T_BIN);
-	struct dirent *e;
+	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
 
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		char path[300];
-		long pid;
+/* The first free slot, held (flock) until this process and its forks exit.
+ * Removes what a killed run of that slot left. */
+static unsigned reserve_slot(void)
+{
+	for (unsigned k = 0; k < RUN_SLOTS; k++) {
+		char path[512], prefix[16];
+		struct dirent *e;
+		DIR *d;
+		int fd;
 
-		if (sscanf(e->d_name, "isospawn-helper.%ld", &pid) != 1 ||
-		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		snprintf(path, sizeof(path), RUNS "/%u.lock", k);
+		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+			die(path);
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK)
+				die(path);
+			close(fd);
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", T_BIN, e->d_name);
-		(void)unlink(path);
+		}
+		snprintf(prefix, sizeof(prefix), "%u.", k);
+		if (!(d = opendir(RUNS)))
+			die(RUNS);
+		while ((e = readdir(d)) != NULL) {
+			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+			    strcmp(e->d_name + strlen(prefix), "lock") == 0)
+				continue;
+			snprintf(path, sizeof(path), RUNS "/%s", e->d_name);
+			remove_tree(path);
+		}
+		closedir(d);
+		return k; /* fd stays open: the slot is ours */
 	}
-	closedir(d);
-	(void)unlink(T_BIN "/isospawn-helper"); /* the name older runs used */
+	errno = EBUSY;
+	die("all " RUNS " slots are in use");
+	return 0;
+}
+
+static void remove_run(void)
+{
+	/* Only in the installing process: Check's forked tests exit too. */
+	if (getpid() != installer)
+		return;
+	if (umount2(T_ROOT, MNT_DETACH) < 0)
+		fprintf(stderr, "harness: umount %s: %s\n", T_ROOT, strerror(errno));
+	else
+		remove_tree(run_dir);
+}
+
+/* This process's own mount namespace, whose ISO_TEST_ROOT is a new
+ * directory: nothing mounted here reaches the host or another run. */
+static void private_root(void)
+{
+	unsigned slot;
+
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		printf("SKIP: cannot make a private mount namespace for this "
+		       "run's test root: %s\n", strerror(errno));
+		exit(77);
+	}
+	mkdir_root(T_ROOT, 0755);
+	mkdir_root(RUNS, 0700);
+	slot = reserve_slot();
+	/* Slot 0 is offset too: runs of older checkouts use the pools as
+	 * written. */
+	t_pool_delta = (uid_t)((slot + 1) * POOL_STRIDE);
+	snprintf(run_dir, sizeof(run_dir), RUNS "/%u.XXXXXX", slot);
+	if (!mkdtemp(run_dir))
+		die(run_dir);
+	installer = getpid();
+	atexit(remove_run);
+	if (chmod(run_dir, 0755) < 0 ||
+	    mount(run_dir, T_ROOT, NULL, MS_BIND, NULL) < 0)
+		die(run_dir);
 }
 
 void test_install(void)
 {
 	umask(022);
-	mkdir_root(T_ROOT, 0755);
+	private_root();
 	mkdir_root(T_BIN, 0755);
 	mkdir_root(T_LIB, 0755);
 	mkdir_root(T_SHARED, 0777);
-	remove_stale_helpers();
-	snprintf(t_helper, sizeof(t_helper), "%s/isospawn-helper.%d", T_BIN, (int)getpid());
-	snprintf(t_helper_env, sizeof(t_helper_env), "ISOSPAWN_HELPER=%s", t_helper);
-	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", t_helper, 04755);
-	installer = getpid();
-	atexit(remove_helper);
+	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", T_HELPER, 04755);
 	test_install_file(ISO_BUILDDIR "/tests/probe", T_PROBE, 0755);
 	test_install_file(ISO_BUILDDIR "/.libs/isospawn", T_CLI, 0755);
 	test_install_file(ISO_BUILDDIR "/.libs/libisospawn.so.0", T_LIB "/libisospawn.so.0", 0644);

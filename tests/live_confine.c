@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "feature.h"
 #include "harness.h"
 
 /* Callers of this file's rules in tests/policy.conf.in. */
@@ -34,6 +35,8 @@
 /* The ceilings of T_CALLER's rule. */
 #define CALLER_CPU_CEILING 30
 #define CALLER_TIMEOUT_CEILING_MS 120000
+/* How late past the product's own deadline a loaded machine may be. */
+#define SLACK_MS 30000
 
 /* Set up by main() as root, before the tests fork. */
 static char home_dir[64], home_secret[96], secret_text[64];
@@ -426,22 +429,43 @@ END_TEST
 /* Privilege                                                            */
 
 #if defined(__x86_64__)
-START_TEST(live_compat_ptrace_entry_points_are_filtered)
+/* Probed by main() without any filter: NULL if int 0x80 reaches the
+ * kernel's i386 table here, else why not. */
+static const char *int80_missing;
+
+/* Where the entry point exists, the filter refuses the call (EPERM).
+ * Where it does not, the kernel ends the guest with SIGSEGV before any
+ * filter sees the call; live_kernel reports the filter's part as SKIP. */
+START_TEST(live_int80_ptrace_is_refused)
 {
 	const char *int80[] = { T_PROBE, "int80-ptrace", NULL };
-	const char *x32[] = { T_PROBE, "x32-ptrace", NULL };
 	struct run r;
-	iso_conn *c;
 
 	become(T_CALLER);
-	c = open_conn();
-	run_guest(c, int80, NULL, NULL, NULL, &r);
+	run_once(int80, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(!has_line(r.out, "traced"), "int 0x80 ptrace succeeded: %s", r.out);
+	if (int80_missing && r.outcome == ISO_OUTCOME_SIGNALED) {
+		ck_assert_msg(r.code == SIGSEGV, "int 0x80: signal %d, expected "
+			      "SIGSEGV (%s)", r.code, int80_missing);
+		return;
+	}
 	assert_refused(&r, "int 0x80 ptrace");
 	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
-	run_guest(c, x32, NULL, NULL, NULL, &r);
+}
+END_TEST
+
+/* The filter refuses the x32 range whole: EPERM, whether or not the
+ * kernel has the x32 entry point (without it the kernel says ENOSYS). */
+START_TEST(live_x32_ptrace_is_refused)
+{
+	const char *x32[] = { T_PROBE, "x32-ptrace", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run_once(x32, NULL, NULL, &r);
 	assert_refused(&r, "x32 ptrace");
 	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
-	iso_close(c);
 }
 END_TEST
 #endif
@@ -779,7 +803,9 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
 	const char *family[] = { T_PROBE, "sleep-family", "60", NULL };
 	const char *cli[] = { "--timeout", "0.5", "--", T_PROBE, "sleep", "60", NULL };
-	uint64_t half_second = 500, family_timeout = 3000, started, wall_us;
+	/* The product's deadlines: a guest must never end before them; after
+	 * them, a loaded machine may take its time (SLACK_MS). */
+	uint64_t half_second = 500, family_timeout = 5000, started, took, wall_us;
 	char out[256];
 	struct run r;
 	iso_guest *g;
@@ -791,10 +817,13 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	c = open_conn();
 	started = now_ms();
 	run_guest(c, sleeper, NULL, ask_timeout, &half_second, &r);
+	took = now_ms() - started;
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_int_eq(r.outcome, ISO_OUTCOME_TIMED_OUT);
 	ck_assert_int_eq(r.exit_code, 124);
-	ck_assert_uint_lt(now_ms() - started, 5000);
+	ck_assert_msg(took >= half_second && took < half_second + SLACK_MS,
+		      "a %llu ms timeout took %llu ms", (unsigned long long)half_second,
+		      (unsigned long long)took);
 	ck_assert_int_eq(processes_of(&r.uid, 1), 0);
 
 	/* A guest with a child and a grandchild: all of them end. The longer
@@ -807,7 +836,10 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	ck_assert_int_eq(iso_wait(g, -1), 0);
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
 	iso_guest_usage(g, &wall_us, NULL, NULL, NULL);
-	ck_assert_uint_lt(wall_us, 5000000);
+	ck_assert_msg(wall_us >= family_timeout * 1000 &&
+		      wall_us < (family_timeout + SLACK_MS) * 1000,
+		      "a %llu ms timeout: the helper measured %llu us",
+		      (unsigned long long)family_timeout, (unsigned long long)wall_us);
 	ck_assert_int_eq(processes_of(&uid, 1), 0);
 	close(fd);
 	iso_guest_free(g);
@@ -815,8 +847,10 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 
 	started = now_ms();
 	run_cli(cli, NULL, &r);
+	took = now_ms() - started;
 	ck_assert_msg(r.exit_code == 124, "exit %d: %s", r.exit_code, r.err);
-	ck_assert_uint_lt(now_ms() - started, 5000);
+	ck_assert_msg(took >= half_second && took < half_second + SLACK_MS,
+		      "isospawn --timeout 0.5 took %llu ms", (unsigned long long)took);
 }
 END_TEST
 
@@ -901,7 +935,8 @@ static Suite *confine_suite(void)
 	tcase_add_test(procs, live_guest_runs_in_own_session_without_terminal);
 	tcase_add_test(procs, live_guest_cannot_signal_caller);
 #if defined(__x86_64__)
-	tcase_add_test(priv, live_compat_ptrace_entry_points_are_filtered);
+	tcase_add_test(priv, live_int80_ptrace_is_refused);
+	tcase_add_test(priv, live_x32_ptrace_is_refused);
 #endif
 	tcase_add_test(priv, live_guest_cannot_create_namespaces);
 	tcase_add_test(priv, live_guest_cannot_setuid_root);
@@ -931,6 +966,9 @@ int main(void)
 
 	harness_setup();
 	make_targets();
+#if defined(__x86_64__)
+	int80_missing = feature_int80(ISO_BUILDDIR "/tests/probe");
+#endif
 	sr = srunner_create(confine_suite());
 	srunner_set_fork_status(sr, CK_FORK);
 	srunner_run_all(sr, CK_NORMAL);

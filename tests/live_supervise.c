@@ -40,8 +40,8 @@
 
 /* The rule for this file in tests/policy.conf.in. */
 #define S_CALLER 4000020u
-#define S_POOL_FIRST 1900101500u
-#define S_POOL_LAST 1900101799u
+#define S_POOL_FIRST T_POOL(1900101500u)
+#define S_POOL_LAST T_POOL(1900101799u)
 
 /* The test helper's state (ISO_STATE_DIR, ISO_SCRATCH_DIR in Makefile.am). */
 
@@ -49,7 +49,9 @@
 #define WARMUP_SPAWNS 100
 #define LEAK_SPAWNS 10000
 #define RSS_GROWTH_MAX_KIB 256
-#define GONE_WITHIN_MS 1000
+/* What is gone must be gone within this (the product acts at once; a
+ * loaded machine may take its time: the failure says what was measured). */
+#define GONE_WITHIN_MS 10000
 
 static uint64_t now_us(void)
 {
@@ -469,8 +471,8 @@ START_TEST(live_grandchild_of_an_exited_guest_does_not_survive)
 		      "probe said: %s", r.out);
 	s.uids = &r.uid;
 	ck_assert_msg(within_ms(no_process_of, &s, GONE_WITHIN_MS),
-		      "%d process(es) of guest uid %u still running",
-		      processes_of(&r.uid, 1), (unsigned)r.uid);
+		      "%d process(es) of guest uid %u still running after %d ms",
+		      processes_of(&r.uid, 1), (unsigned)r.uid, GONE_WITHIN_MS);
 	iso_close(conn);
 }
 END_TEST
@@ -722,7 +724,9 @@ START_TEST(live_channel_recv_times_out_on_a_silent_guest)
 	got = iso_recv(g, back, sizeof(back), 100);
 	waited_ms = (now_us() - t0) / 1000;
 	ck_assert_int_eq(got, ISO_RECV_TIMEOUT);
-	ck_assert_msg(waited_ms >= 99 && waited_ms < 300, "timed out after %llu ms",
+	/* Never before its 100 ms; late only by the machine's load. */
+	ck_assert_msg(waited_ms >= 99 && waited_ms < 100 + GONE_WITHIN_MS,
+		      "a 100 ms receive timed out after %llu ms",
 		      (unsigned long long)waited_ms);
 	iso_guest_free(g);
 	iso_close(conn);
@@ -1107,8 +1111,9 @@ START_TEST(live_wait_with_timeout_returns_1_while_guest_runs)
 	waited_ms = (now_us() - t0) / 1000;
 	ck_assert_int_eq(rc, 1);
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_RUNNING);
-	ck_assert_msg(waited_ms >= 199 && waited_ms < 500, "returned after %llu ms",
-		      (unsigned long long)waited_ms);
+	/* Never before its 200 ms; late only by the machine's load. */
+	ck_assert_msg(waited_ms >= 199 && waited_ms < 200 + GONE_WITHIN_MS,
+		      "a 200 ms wait returned after %llu ms", (unsigned long long)waited_ms);
 	iso_guest_free(g);
 	iso_close(conn);
 }
