@@ -21,12 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "creds.h"
 #include "util.h"
@@ -54,12 +57,17 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 		return iso_why(why, n, EPERM, "request socket belongs to uid %u, caller is uid %u",
 			       (unsigned)peer.uid, (unsigned)caller->uid);
 	caller->pid = peer.pid;
+	/* Known now, and needed no more: nothing the helper creates (state
+	 * directories, lease files) may carry the caller's group. */
+	if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0)
+		return iso_why_errno(why, n, "setresgid(0, 0, 0)");
 	return 0;
 }
 
-/* mkdir if missing, then insist on a root-owned directory with `mode`.
- * Only root can have changed the mode of a root-owned directory, so a
- * different mode is corrected, never trusted. */
+/* mkdir if missing, then insist on a directory owned by root:root with
+ * `mode` (the umask, 077, plays no part). Only root can have changed a
+ * root-owned directory, so a different mode or group is corrected, never
+ * trusted. */
 static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
 {
 	struct stat st;
@@ -73,8 +81,9 @@ static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
 			       "%s must be a directory owned by root (found uid %u, %s)",
 			       path, (unsigned)st.st_uid,
 			       S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
-	if ((st.st_mode & 07777) != mode && chmod(path, mode) < 0)
-		return iso_why_errno(why, n, "chmod %s", path);
+	if (((st.st_mode & 07777) != mode && chmod(path, mode) < 0) ||
+	    (st.st_gid != 0 && lchown(path, 0, 0) < 0))
+		return iso_why_errno(why, n, "chmod or chown %s", path);
 	return 0;
 }
 
@@ -82,16 +91,25 @@ int state_prepare(char *why, size_t n)
 {
 	int rc;
 
+	/* Trusted like the policy: every directory above them root's and
+	 * writable by nobody else, or they could be swapped. */
 	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
+	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0 ||
 	    (rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
 		return rc;
 	/* The scratch parent ships with the package (make install creates
 	 * it too); a missing one is made root-owned, never loosened. */
-	if (mkdir(ISO_SCRATCH_PARENT, 0755) < 0 && errno != EEXIST)
+	/* A new one gets 0755 explicitly: the umask (077) would make it 0700,
+	 * and every guest would then fail. */
+	rc = mkdir(ISO_SCRATCH_PARENT, 0755) == 0 ? chmod(ISO_SCRATCH_PARENT, 0755)
+	     : errno == EEXIST ? 0 : -1;
+	if (rc < 0)
 		return iso_why_errno(why, n, "mkdir %s", ISO_SCRATCH_PARENT);
 	/* 0711: a guest can reach its own scratch directory by name but
 	 * cannot list the others. */
-	return ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n);
+	if ((rc = ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n)) < 0)
+		return rc;
+	return policy_check_dir(ISO_SCRATCH_DIR, 0, why, n);
 }
 
 /* Kill every process running under uid (never 0). */
@@ -127,6 +145,8 @@ static int try_lease(uid_t uid, struct iso_lease *lease)
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
+	/* Made by an older helper with its caller's group: root's now. */
+	(void)!fchown(fd, 0, 0);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 		close(fd);
@@ -177,6 +197,8 @@ void lease_release(struct iso_lease *lease)
 
 int creds_drop(uid_t uid, char *why, size_t n)
 {
+	struct __user_cap_header_struct caps_head = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2];
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 
@@ -195,6 +217,14 @@ int creds_drop(uid_t uid, char *why, size_t n)
 	 * guest could regain it too. */
 	if (setuid(0) == 0 || setresuid(-1, 0, -1) == 0 || setgid(0) == 0)
 		return iso_why(why, n, EPERM, "uid 0 regained after the drop to %u",
+			       (unsigned)uid);
+	/* Nor any capability: a permitted one kept (PR_SET_KEEPCAPS,
+	 * SECBIT_KEEP_CAPS) could be made effective again; the ambient set
+	 * lies within the permitted one. */
+	if (syscall(SYS_capget, &caps_head, caps) < 0 ||
+	    (caps[0].effective | caps[0].permitted | caps[0].inheritable |
+	     caps[1].effective | caps[1].permitted | caps[1].inheritable) != 0)
+		return iso_why(why, n, EPERM, "capabilities left after the drop to %u",
 			       (unsigned)uid);
 	/* No setuid binary may give the guest privileges back. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -24,6 +24,10 @@
 
 extern char **environ;
 
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76 /* Linux 6.5; older headers lack the name */
+#endif
+
 /*
  * The helper's own limits; the guest's come only from the plan. A limit
  * is set to `value` when possible; without CAP_SYS_RESOURCE (containers)
@@ -70,7 +74,8 @@ static int open_std_fds(char *why, size_t n)
 
 static int check_request_socket(char *why, size_t n)
 {
-	int domain = 0, type = 0;
+	static const int pass[] = { SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD };
+	int domain = 0, type = 0, off = 0;
 	socklen_t len = sizeof(domain);
 
 	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
@@ -85,6 +90,14 @@ static int check_request_socket(char *why, size_t n)
 	/* Children must not inherit the request socket. */
 	if (fcntl(ISO_HELPER_FD, F_SETFD, FD_CLOEXEC) < 0)
 		return iso_why_errno(why, n, "fd %d", ISO_HELPER_FD);
+	/* The caller may have asked for its credentials, a pidfd or its
+	 * security label with every message on this socket: none is wanted,
+	 * and each would crowd out the descriptors a request carries. */
+	for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+		if (setsockopt(ISO_HELPER_FD, SOL_SOCKET, pass[i], &off, sizeof(off)) < 0 &&
+		    errno != ENOPROTOOPT)
+			return iso_why_errno(why, n, "fd %d: clearing option %d", ISO_HELPER_FD,
+					     pass[i]);
 	return 0;
 }
 

@@ -634,7 +634,7 @@ static int check_stat(const char *path, const struct stat *st, uid_t owner, int 
 	return 0;
 }
 
-int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
+static int check_tree(const char *path, uid_t owner, int leaf_is_dir, char *why, size_t n)
 {
 	char walk[PATH_MAX], *slash;
 	struct stat st;
@@ -648,7 +648,7 @@ int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
 	if (rc < 0)
 		return iso_why(why, n, EINVAL, "%s: expected an absolute normalized path", path);
 	strlcpy(walk, path, sizeof(walk));
-	for (int is_dir = 0;; is_dir = 1) {
+	for (int is_dir = leaf_is_dir;; is_dir = 1) {
 		if (lstat(walk, &st) < 0)
 			return iso_why_errno(why, n, "%s", walk);
 		rc = check_stat(walk, &st, owner, is_dir, why, n);
@@ -657,6 +657,16 @@ int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
 		slash = strrchr(walk, '/');
 		slash[slash == walk ? 1 : 0] = '\0';
 	}
+}
+
+int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
+{
+	return check_tree(path, owner, 0, why, n);
+}
+
+int policy_check_dir(const char *path, uid_t owner, char *why, size_t n)
+{
+	return check_tree(path, owner, 1, why, n);
 }
 
 int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)

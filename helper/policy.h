@@ -86,6 +86,9 @@ extern const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT];
  */
 int policy_check_path(const char *path, uid_t owner, char *why, size_t n);
 
+/* The same for a directory and every directory above it. */
+int policy_check_dir(const char *path, uid_t owner, char *why, size_t n);
+
 /* Parse policy text (`name` is used in messages). Returns 0 or -EINVAL with
  * "name:line: expected ..." in why. On failure *out holds nothing. */
 int policy_parse(const char *text, size_t len, const char *name,

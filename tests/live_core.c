@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 
 #include "feature.h"
 #include "harness.h"
+#include "util.h"
 #include "wire.h"
 
 static const char *const allowed_names[] = { ISO_FORWARDED_NAMES, "PATH" };
@@ -203,16 +205,29 @@ START_TEST(live_inherited_fd_without_cloexec_does_not_reach_guest)
 }
 END_TEST
 
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76 /* Linux 6.5 */
+#endif
+
+#define RAW_CLOSE_STDIO 1   /* start the helper with fds 0-2 closed */
+#define RAW_PASS_OPTIONS 2  /* with SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD set */
+
 /* Start the helper by hand: fd 3 = our socket end, chosen argv and envp.
  * Returns the pid; *sock is our end. */
 static pid_t start_helper_raw(char *const argv[], char *const envp[],
-			      int close_stdio, int *sock)
+			      int flags, int *sock)
 {
+	static const int pass[] = { SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD };
 	posix_spawn_file_actions_t fa;
-	int sv[2];
+	int sv[2], on = 1;
+	int close_stdio = flags & RAW_CLOSE_STDIO;
 	pid_t pid;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	/* On the helper's end: what it receives would carry them. */
+	for (size_t i = 0; (flags & RAW_PASS_OPTIONS) && i < sizeof(pass) / sizeof(*pass); i++)
+		ck_assert_msg(setsockopt(sv[1], SOL_SOCKET, pass[i], &on, sizeof(on)) == 0 ||
+			      errno == ENOPROTOOPT, "option %d: %s", pass[i], strerror(errno));
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
 	if (close_stdio)
@@ -255,6 +270,129 @@ static void send_probe_spawn(int sock, uint32_t id, const char *command,
 	ck_assert_int_gt(len, 0);
 	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
 }
+
+/* Entries in /proc/PID/fd (the test's root part reads the helper's). */
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	ck_assert_msg(d != NULL, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void send_kill(int sock, uint32_t id)
+{
+	struct iso_wire_msg m = { .type = ISO_MSG_KILL, .id = id };
+	uint8_t out[64];
+	long len;
+
+	m.u.kill.signal = SIGTERM;
+	len = iso_wire_encode(&m, out, sizeof(out));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
+}
+
+/* SPAWN of `probe exit 0` with the guest's stdio attached (three fds). */
+static void send_spawn_with_stdio(int sock, uint32_t id)
+{
+	static uint8_t out[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int fds[3] = { null, null, null };
+	long len;
+
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_SPAWN;
+	m.id = id;
+	m.u.spawn.program = T_PROBE;
+	m.u.spawn.argv[0] = T_PROBE;
+	m.u.spawn.argv[1] = "exit";
+	m.u.spawn.argv[2] = "0";
+	m.u.spawn.argc = 3;
+	m.u.spawn.stdio_mask = 7;
+	len = iso_wire_encode(&m, out, sizeof(out));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(iso_send_fds(sock, out, (size_t)len, 0, fds, 3), len);
+	close(null);
+}
+
+/* The caller's side of live_helper_clears_pass_options_the_caller_set:
+ * tells the root side the helper's pid when it may count its fds, and
+ * waits for it to have counted. */
+static void pass_options_client(int tell, int wait)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int sock, status;
+	pid_t helper;
+	char go;
+
+	become(T_CALLER);
+	helper = start_helper_raw(argv, envp, RAW_PASS_OPTIONS, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_msg(m.type == ISO_MSG_HELLO && m.u.hello.err == 0, "no greeting");
+	/* A guest first, so that its lease, kept for the next, is counted
+	 * in both. */
+	for (uint32_t id = 1; id <= 2; id++) {
+		send_spawn_with_stdio(sock, id);
+		read_msg(sock, &m, buf);
+		ck_assert_msg(m.type == ISO_MSG_SPAWNED, "type %d: %s", m.type,
+			      m.type == ISO_MSG_REFUSED ? m.u.refused.message : "");
+		read_msg(sock, &m, buf);
+		ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+		ck_assert_int_eq(m.u.exited.outcome, ISO_OUTCOME_EXITED);
+		ck_assert_int_eq(write(tell, &helper, sizeof(helper)), sizeof(helper));
+		ck_assert_int_eq(read(wait, &go, 1), 1);
+		for (uint32_t i = 0; id == 1 && i < 3000; i++)
+			send_kill(sock, 100000 + i);
+	}
+	close(sock);
+	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
+}
+
+/* Finding 7: a caller that set SO_PASSCRED, SO_PASSSEC and SO_PASSPIDFD
+ * on the helper's end before starting it gets a helper that still takes
+ * requests with descriptors, and 3,000 messages leave no descriptor
+ * behind in it. */
+START_TEST(live_helper_clears_pass_options_the_caller_set)
+{
+	int tell[2], go[2], before, after, status;
+	pid_t client, helper;
+
+	ck_assert_int_eq(pipe(tell), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	client = fork();
+	ck_assert_int_ge(client, 0);
+	if (client == 0) {
+		close(tell[0]);
+		close(go[1]);
+		pass_options_client(tell[1], go[0]);
+		_exit(0);
+	}
+	close(tell[1]);
+	close(go[0]);
+	ck_assert_int_eq(read(tell[0], &helper, sizeof(helper)), sizeof(helper));
+	before = count_fds(helper);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_msg(read(tell[0], &helper, sizeof(helper)) == sizeof(helper),
+		      "the client failed");
+	after = count_fds(helper);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(after <= before, "helper fds: %d before, %d after", before, after);
+}
+END_TEST
 
 START_TEST(live_helper_refuses_argc_zero)
 {
@@ -315,7 +453,7 @@ START_TEST(live_helper_works_with_closed_stdio)
 	pid_t pid;
 
 	become(T_CALLER);
-	pid = start_helper_raw(argv, envp, 1, &sock);
+	pid = start_helper_raw(argv, envp, RAW_CLOSE_STDIO, &sock);
 	read_msg(sock, &m, buf);
 	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	ck_assert_int_eq(m.u.hello.err, 0);
@@ -641,6 +779,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_refuses_argc_zero);
 	tcase_add_test(helper, live_helper_ignores_hostile_environment);
 	tcase_add_test(helper, live_helper_works_with_closed_stdio);
+	tcase_add_test(helper, live_helper_clears_pass_options_the_caller_set);
 	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
 	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);

@@ -1,0 +1,224 @@
+/*
+ * live_creds.c - the helper's own credentials and state directories
+ * (helper/creds.c), exercised directly. Root only (the helper is setuid
+ * root): each case runs in a forked child that plays the helper and exits
+ * with 0 or a line on stderr; without root the whole program says SKIP.
+ *
+ * Compiled with ISO_STATE_DIR and the scratch paths under BASE (see
+ * Makefile.am), which the fixture rebuilds for every case.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "creds.h"
+
+#define BASE "/var/lib/isospawn-live-creds"
+#define CALLER_GID 4000099u /* a caller's gid and groups, no account's */
+#define CALLER_GROUP 4000098u
+#define GUEST_UID 4000096u
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void fresh_base(void)
+{
+	(void)nftw(BASE, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (mkdir(BASE, 0755) < 0 || mkdir(BASE "/a", 0755) < 0 ||
+	    chmod(BASE, 0755) < 0 || chmod(BASE "/a", 0755) < 0)
+		ck_abort_msg("cannot make " BASE);
+}
+
+static void remove_base(void)
+{
+	(void)nftw(BASE, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* In a child: become what the setuid helper is when a caller with gid
+ * CALLER_GID and group CALLER_GROUP runs it (euid 0, the caller's gids),
+ * with the helper's umask. */
+static void as_started_helper(void)
+{
+	gid_t groups[] = { CALLER_GID, CALLER_GROUP };
+
+	umask(077);
+	if (setgroups(2, groups) < 0 || setresgid(CALLER_GID, CALLER_GID, CALLER_GID) < 0)
+		_exit(99);
+}
+
+static int child_status(pid_t pid)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status), "child died of signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+#define FAIL_IF(cond, ...)                                                 \
+	do {                                                               \
+		if (cond) {                                                \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+			_exit(1);                                          \
+		}                                                          \
+	} while (0)
+
+static void identify(void)
+{
+	struct iso_caller caller;
+	char why[256] = "";
+	int sv[2];
+
+	FAIL_IF(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0, "socketpair");
+	FAIL_IF(caller_identify(sv[0], &caller, why, sizeof(why)) < 0, "identify: %s", why);
+	FAIL_IF(caller.gid != CALLER_GID || caller.ngroups != 2, "caller gid %u, %zu groups",
+		(unsigned)caller.gid, caller.ngroups);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Finding 9: once the caller is known, its gid and groups are gone. */
+START_TEST(identify_leaves_root_gid_and_no_groups)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t r, e, s;
+
+		as_started_helper();
+		identify();
+		FAIL_IF(getresgid(&r, &e, &s) < 0 || r != 0 || e != 0 || s != 0,
+			"gids %u %u %u after identifying the caller", (unsigned)r, (unsigned)e,
+			(unsigned)s);
+		FAIL_IF(getgroups(0, NULL) != 0, "%d groups left", getgroups(0, NULL));
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+static void expect_dir(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	FAIL_IF(lstat(path, &st) < 0, "%s: %s", path, strerror(errno));
+	FAIL_IF(!S_ISDIR(st.st_mode) || st.st_uid != 0 || st.st_gid != 0 ||
+		(st.st_mode & 07777) != mode,
+		"%s: mode %04o %u:%u, want %04o 0:0", path, (unsigned)(st.st_mode & 07777),
+		(unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)mode);
+}
+
+/* Finding 9: the state and scratch directories the helper makes are
+ * root:root with the modes it names, whatever the caller's gid and the
+ * umask (077), so that guests can reach their scratch directories. */
+START_TEST(state_directories_are_root_root_with_explicit_modes)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char why[256] = "";
+
+		as_started_helper();
+		identify();
+		FAIL_IF(state_prepare(why, sizeof(why)) < 0, "state_prepare: %s", why);
+		expect_dir(ISO_STATE_DIR, 0700);
+		expect_dir(ISO_STATE_DIR "/leases", 0700);
+		expect_dir(ISO_SCRATCH_PARENT, 0755);
+		expect_dir(ISO_SCRATCH_DIR, 0711);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+/* Finding 15: every directory above the state directory is trusted like
+ * those above the policy: root's, and writable by nobody else. */
+START_TEST(state_directory_below_a_writable_ancestor_is_refused)
+{
+	pid_t pid;
+
+	ck_assert_int_eq(chmod(BASE "/a", 0775), 0);
+	pid = fork();
+	if (pid == 0) {
+		char why[256] = "";
+		int rc;
+
+		as_started_helper();
+		identify();
+		rc = state_prepare(why, sizeof(why));
+		FAIL_IF(rc != -EPERM, "state_prepare returned %d: %s", rc, why);
+		FAIL_IF(!strstr(why, BASE "/a: mode 0775 is writable by its group"), "why: %s",
+			why);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+/* Finding 15: the drop is refused, not trusted, when a capability
+ * survives it (here the permitted set, kept by PR_SET_KEEPCAPS). */
+START_TEST(drop_with_capabilities_left_is_refused)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char why[256] = "";
+		int rc;
+
+		FAIL_IF(prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0, "PR_SET_KEEPCAPS");
+		rc = creds_drop(GUEST_UID, why, sizeof(why));
+		FAIL_IF(rc != -EPERM || !strstr(why, "capabilities"),
+			"creds_drop returned %d: %s", rc, why);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+	pid = fork();
+	if (pid == 0) {
+		char why[256] = "";
+
+		FAIL_IF(creds_drop(GUEST_UID, why, sizeof(why)) < 0, "creds_drop: %s", why);
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("creds");
+	TCase *tc = tcase_create("as_root");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		printf("SKIP: live_creds plays the setuid helper: run it as root\n");
+		return 77;
+	}
+	tcase_add_checked_fixture(tc, fresh_base, remove_base);
+	tcase_add_test(tc, identify_leaves_root_gid_and_no_groups);
+	tcase_add_test(tc, state_directories_are_root_root_with_explicit_modes);
+	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
+	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
