@@ -45,7 +45,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "1234567c"
+#define ALL_MODES "13n24567c"
 
 /* What a measuring child hands back, through shared memory. */
 struct summary {
@@ -195,6 +195,24 @@ static void measure_library(UNUSED const struct mode *m, unsigned n,
 		time_runs(run_library, &lib, n, s);
 	iso_spec_free(lib.spec);
 	iso_close(lib.conn);
+}
+
+/* The bench-only helper build without the guest's mount namespace
+ * (Makefile.am: bench/isospawn-helper-noworld), installed beside the test
+ * helper for this run. */
+static char noworld_helper[160];
+
+/* n: mode 3 through that helper: what the guest's tree costs. */
+static void measure_library_noworld(const struct mode *m, unsigned n,
+				    struct summary *s)
+{
+	setenv("ISOSPAWN_HELPER", noworld_helper, 1);
+	measure_library(m, n, s);
+}
+
+static void remove_noworld_helper(void)
+{
+	(void)unlink(noworld_helper);
 }
 
 static char tool_path[4096]; /* the measured command, resolved */
@@ -431,6 +449,8 @@ static const struct mode modes[] = {
 	  T_UNCONFINED, measure_library, NULL, NULL },
 	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
 	  T_CALLER, measure_library, NULL, NULL },
+	{ 'n', "the same, without the guest's mount namespace (bench-only helper)",
+	  T_CALLER, measure_library_noworld, NULL, NULL },
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
 	  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
@@ -490,6 +510,27 @@ static void print_header(unsigned n)
 	       date, u.release, n, cpu, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+static const struct summary *result_of(struct summary (*r)[2], char key)
+{
+	for (size_t i = 0; i < CHANNEL_ISO; i++)
+		if (modes[i].key == key)
+			return r[i];
+	return NULL;
+}
+
+/* "label: +D µs (+P %)" of a over b, medians and p90s, when both ran. */
+static void print_ratio(struct summary (*r)[2], char a, char b, const char *label)
+{
+	const struct summary *x = result_of(r, a), *y = result_of(r, b);
+
+	if (!x->measured || !y->measured)
+		return;
+	printf("- %s: median %+.0f µs (%+.1f %%), p90 %+.0f µs (%+.1f %%); ratio %.2f\n",
+	       label, x->median_us - y->median_us,
+	       100 * (x->median_us / y->median_us - 1), x->p90_us - y->p90_us,
+	       100 * (x->p90_us / y->p90_us - 1), x->median_us / y->median_us);
+}
+
 static void print_spawn_table(struct summary (*r)[2], const char *which)
 {
 	printf("| mode | median µs | p90 µs | ratio to posix_spawn |\n"
@@ -510,6 +551,8 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
 		if (strchr(which, modes[i].key) && r[i][0].note[0])
 			printf("- %c: %s\n", modes[i].key, r[i][0].note);
+	print_ratio(r, '3', 'n', "the guest's mount namespace: 3 against n");
+	print_ratio(r, '4', '5', "the CLI against bwrap: 4 / 5");
 	printf("\n");
 }
 
@@ -547,7 +590,8 @@ static void usage(void)
 	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES]\n"
 		"  -n N      spawns per mode (default %d; at least 200 for the README:\n"
 		"            fewer make a noisy p90)\n"
-		"  -m MODES  which to run, from \"%s\" (c = channel; default all)\n"
+		"  -m MODES  which to run, from \"%s\" (c = channel, n = mode 3 without\n"
+		"            the guest's mount namespace; default all)\n"
 		"Run as root: it installs the test helper under " T_ROOT ".\n",
 		DEFAULT_N, ALL_MODES);
 	exit(2);
@@ -587,6 +631,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_install();
+	snprintf(noworld_helper, sizeof(noworld_helper), "%s/isospawn-helper-noworld.%d",
+		 T_BIN, (int)getpid());
+	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
+	atexit(remove_noworld_helper);
 
 	print_header(n);
 	for (size_t i = 0; i < MODES; i++)

@@ -145,7 +145,7 @@ static void set_limit(iso_spec *spec, const char *arg)
 	const char *eq = strchr(arg, '=');
 	char name[16];
 	uint64_t value;
-	int which, rc;
+	int which, in_bytes, rc;
 
 	if (eq == NULL || (size_t)(eq - arg) >= sizeof(name))
 		die(EXIT_FAILED, "--limit %s: expected NAME=VALUE", arg);
@@ -154,22 +154,18 @@ static void set_limit(iso_spec *spec, const char *arg)
 	which = iso_limit_from_name(name);
 	if (which < 0)
 		die(EXIT_FAILED,
-		    "--limit %s: unknown limit (cpu, as, nofile, nproc, fsize, stack)",
+		    "--limit %s: unknown limit (cpu, as, nofile, nproc, fsize, stack, "
+		    "scratch, shm)",
 		    arg);
-	rc = parse_limit_value(eq + 1,
-			       which == ISO_LIMIT_AS ||
-				       which == ISO_LIMIT_FSIZE ||
-				       which == ISO_LIMIT_STACK,
-			       &value);
+	in_bytes = which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE &&
+		   which != ISO_LIMIT_NPROC;
+	rc = parse_limit_value(eq + 1, in_bytes, &value);
 	if (rc == -ERANGE)
 		die(EXIT_FAILED, "--limit %s: value too large", arg);
 	if (rc < 0)
 		die(EXIT_FAILED,
 		    "--limit %s: expected a number%s or \"unlimited\"", arg,
-		    which == ISO_LIMIT_AS || which == ISO_LIMIT_FSIZE ||
-				    which == ISO_LIMIT_STACK ?
-			    " (K/M/G/T suffix allowed)" :
-			    "");
+		    in_bytes ? " (K/M/G/T suffix allowed)" : "");
 	if (iso_spec_set_limit(spec, (enum iso_limit)which, value) < 0)
 		die(EXIT_FAILED, "--limit %s: %s", arg, iso_last_error());
 }

@@ -13,6 +13,7 @@ static const char *const limit_names[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_CPU] = "cpu",       [ISO_LIMIT_AS] = "as",
 	[ISO_LIMIT_NOFILE] = "nofile", [ISO_LIMIT_NPROC] = "nproc",
 	[ISO_LIMIT_FSIZE] = "fsize",   [ISO_LIMIT_STACK] = "stack",
+	[ISO_LIMIT_SCRATCH] = "scratch", [ISO_LIMIT_SHM] = "shm",
 };
 
 static const char *const outcome_names[] = {

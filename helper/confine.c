@@ -14,7 +14,9 @@
  *    cannot be opened is an error, never a rule silently dropped. Only
  *    built-in system paths missing on this machine are skipped.
  *  - REFER (moving files between directories) MUST NOT be granted outside
- *    the scratch directory.
+ *    the guest's own /tmp and /dev/shm.
+ *  - The built-in and rule paths MUST be opened in the guest's tree (its
+ *    template, world.c), so that each rule names what the guest will see.
  */
 #include "config.h"
 
@@ -367,33 +369,27 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |         \
 	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |         \
 	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
-/* No device nodes even in scratch (the kernel refuses them to unprivileged
+/* No device nodes even in /tmp (the kernel refuses them to unprivileged
  * users anyway). */
 #define FS_NO_DEVICES                                                         \
 	(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 
 /*
- * Read-only system paths every guest needs to load programs, libraries and
- * name-service basics. All are world-readable and hold no secrets. Not /etc
- * as a whole (it has admin secrets readable by groups the guest is not in,
- * but also host details), not /home, /root, /tmp, /var, /run, /proc: those
- * hold other users' data, or let a guest see other processes.
+ * What every guest reads of its tree's system part (world.c builds it: all
+ * read-only, and /etc only as far as its mode bits let an account without
+ * groups read it). Not /proc, /tmp, /dev/shm: each guest has its own, added
+ * in the guest (confine_apply_landlock).
  */
 static const char *const system_read[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", /* loader */
-	"/etc/localtime",					  /* time zone */
-	"/etc/alternatives",		 /* Debian's program symlinks */
-	"/etc/ssl",			 /* CA certificates (keys are 0700) */
-	"/etc/passwd", "/etc/group",	 /* getpwuid(): who am I */
-	"/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", /* resolver */
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/urandom", "/dev/random",
-	NULL
+	"/etc", "/sys/devices/system/cpu", NULL
 };
-/* Devices a guest may write: sinks that keep nothing. */
-static const char *const system_write[] = {
-	"/dev/null", "/dev/zero", "/dev/full", NULL
-};
+/* The tree's /dev holds only null, zero, full, random, urandom and tty:
+ * read and write them (the node, not the device, is read-only). */
+static const char *const system_dev[] = { "/dev", NULL };
+/* Listing directories anywhere: the tree holds only what the guest may
+ * see (reading files still needs a rule). */
+static const char *const system_root[] = { "/", NULL };
 
 enum path_origin {
 	PATH_BUILTIN, /* skipped when missing */
@@ -477,11 +473,13 @@ static int add_rule(int ruleset, int fd, uint64_t rights, const char *what,
 }
 
 /*
- * Open each path (O_PATH) and call `use` with it and its narrowed rights;
- * closes what `use` does not keep. A missing built-in path is skipped.
+ * Open each path (O_PATH) beneath `root` (AT_FDCWD: "/") and call `use`
+ * with it and its narrowed rights; closes what `use` does not keep. A
+ * missing built-in path is skipped.
  */
-static int for_each_path(const char *const *paths, enum path_origin origin,
-			 uint64_t rights, uint64_t handled,
+static int for_each_path(int root, const char *const *paths,
+			 enum path_origin origin, uint64_t rights,
+			 uint64_t handled,
 			 int (*use)(void *, int, uint64_t, const char *, char *,
 				    size_t),
 			 void *arg, char *why, size_t n)
@@ -490,14 +488,14 @@ static int for_each_path(const char *const *paths, enum path_origin origin,
 	 * and may_write: a symlink on the way could point anywhere else. */
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC,
-		.resolve = origin == PATH_REQUEST ? RESOLVE_NO_SYMLINKS : 0,
+		.resolve = (origin == PATH_REQUEST ? RESOLVE_NO_SYMLINKS : 0) |
+			   (root == AT_FDCWD ? 0 : RESOLVE_IN_ROOT),
 	};
 	uint64_t narrowed = 0;
 	int fd, rc;
 
 	for (; paths && *paths; paths++) {
-		fd = (int)syscall(SYS_openat2, AT_FDCWD, *paths, &how,
-				  sizeof how);
+		fd = (int)syscall(SYS_openat2, root, *paths, &how, sizeof how);
 		if (fd < 0 && origin == PATH_BUILTIN && errno == ENOENT)
 			continue;
 		if (fd < 0)
@@ -555,7 +553,8 @@ static int prepare_landlock(struct iso_confine *c, char *why, size_t n)
 		uint64_t rights;
 	} fixed[] = {
 		{ system_read, PATH_BUILTIN, FS_READ },
-		{ system_write, PATH_BUILTIN, LANDLOCK_ACCESS_FS_WRITE_FILE },
+		{ system_dev, PATH_BUILTIN, FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE },
+		{ system_root, PATH_BUILTIN, LANDLOCK_ACCESS_FS_READ_DIR },
 		{ (const char *const *)c->rule->read, PATH_RULE, FS_READ },
 		{ (const char *const *)c->rule->write, PATH_RULE, rw_no_refer },
 	};
@@ -563,16 +562,46 @@ static int prepare_landlock(struct iso_confine *c, char *why, size_t n)
 
 	c->handled_fs = handled;
 	for (size_t i = 0; rc == 0 && i < COUNT(fixed); i++)
-		rc = for_each_path(fixed[i].paths, fixed[i].origin,
+		rc = for_each_path(c->root_fd, fixed[i].paths, fixed[i].origin,
 				   fixed[i].rights, handled, keep_fixed, c, why, n);
 	return rc;
 }
 
-int confine_apply_landlock(const struct iso_confine *c,
-			   const struct iso_plan *plan, const char *scratch,
-			   int program_fd, char *why, size_t n)
+/* The descriptors handed over as 0-2, each with the rights of its open
+ * mode: /dev/stderr reopens fd 2 through /proc, which Landlock checks like
+ * any open (a terminal or a file of the caller's is in no other rule).
+ * Best effort: a rule the kernel refuses (a pipe or socket, which Landlock
+ * does not check anyway) only leaves that reopening refused. */
+static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 {
-	const char *const scratch_only[] = { scratch, NULL };
+	static const uint64_t by_mode[] = {
+		[O_RDONLY] = LANDLOCK_ACCESS_FS_READ_FILE,
+		[O_WRONLY] = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE,
+		[O_RDWR] = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+			   LANDLOCK_ACCESS_FS_TRUNCATE,
+	};
+	struct stat st;
+	char ignored[8];
+	int mode;
+
+	for (int i = 0; i < 3; i++) {
+		mode = fcntl(stdio[i], F_GETFL);
+		/* Never a directory: a rule there would open its whole tree. */
+		if (mode < 0 || fstat(stdio[i], &st) < 0 || S_ISDIR(st.st_mode) ||
+		    (mode & O_ACCMODE) > O_RDWR)
+			continue;
+		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE] & handled,
+			       "stdio", ignored, sizeof ignored);
+	}
+}
+
+int confine_apply_landlock(const struct iso_confine *c,
+			   const struct iso_plan *plan, int program_fd,
+			   const int stdio[3], char *why, size_t n)
+{
+	/* The guest's own, mounted by its reaper (world.c). */
+	const char *const own_rw[] = { "/tmp", "/dev/shm", NULL };
+	const char *const own_read[] = { "/proc", NULL };
 	struct iso_landlock_ruleset_attr attr = { 0 };
 	uint64_t handled = c->handled_fs, rw, rw_no_refer, prog = 0;
 	int abi = c->landlock_abi, ruleset, rc = 0;
@@ -599,7 +628,8 @@ int confine_apply_landlock(const struct iso_confine *c,
 		uint64_t rights;
 	} grants[] = {
 		{ plan->read_paths, PATH_REQUEST, FS_READ },
-		{ scratch_only, PATH_RULE, rw },
+		{ own_rw, PATH_RULE, rw },
+		{ own_read, PATH_RULE, FS_READ },
 		{ plan->write_paths, PATH_REQUEST, rw_no_refer },
 	};
 
@@ -610,7 +640,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 		rc = add_rule(ruleset, c->fixed_fd[i], c->fixed_rights[i],
 			      "a prepared path", why, n);
 	for (i = 0; rc == 0 && i < COUNT(grants); i++)
-		rc = for_each_path(grants[i].paths, grants[i].origin,
+		rc = for_each_path(AT_FDCWD, grants[i].paths, grants[i].origin,
 				   grants[i].rights, handled, add_now, &ruleset,
 				   why, n);
 	/* The program itself, wherever it lives: file rights only (a
@@ -620,6 +650,8 @@ int confine_apply_landlock(const struct iso_confine *c,
 		rc = iso_why(why, n, -rc, "landlock: the program: %s", strerror(-rc));
 	if (rc == 0)
 		rc = add_rule(ruleset, program_fd, prog, "the program", why, n);
+	if (rc == 0)
+		add_stdio(ruleset, stdio, handled);
 	if (rc == 0 && sys_landlock_restrict_self(ruleset, 0) < 0)
 		rc = iso_why_errno(why, n, "landlock: restrict_self");
 	close(ruleset);
@@ -628,8 +660,8 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 /* ---- Preparation, once per connection ----------------------------- */
 
-int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
-		    char *why, size_t n)
+int confine_prepare(const struct iso_rule *rule, int root_fd,
+		    struct iso_confine *c, char *why, size_t n)
 {
 	char gap[400];
 	int degraded, rc;
@@ -637,6 +669,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
 
 	memset(c, 0, sizeof *c);
 	c->rule = rule;
+	c->root_fd = root_fd;
 	c->landlock_abi = landlock_abi_version();
 	landlock_gap(c->landlock_abi, errno, rule->landlock_min_abi, gap, sizeof gap);
 	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
@@ -680,24 +713,25 @@ void confine_release(struct iso_confine *c)
 
 /* ---- Resource limits ---------------------------------------------- */
 
-static const struct {
-	int resource;
-	const char *name;
-} plan_limits[ISO_LIMIT_COUNT] = {
+/* The rlimit behind each limit, or -1 for the two that are tmpfs sizes
+ * (scratch and shm: world.c). */
+static const int plan_rlimits[ISO_LIMIT_COUNT] = {
 	/* CPU seconds: a spinning guest ends with SIGXCPU, then SIGKILL. */
-	[ISO_LIMIT_CPU] = { RLIMIT_CPU, "cpu" },
+	[ISO_LIMIT_CPU] = RLIMIT_CPU,
 	/* Address space: a memory bomb gets ENOMEM before the OOM killer
 	 * picks some host process. */
-	[ISO_LIMIT_AS] = { RLIMIT_AS, "as" },
+	[ISO_LIMIT_AS] = RLIMIT_AS,
 	/* Open files: bounds the guest's share of kernel file tables. */
-	[ISO_LIMIT_NOFILE] = { RLIMIT_NOFILE, "nofile" },
+	[ISO_LIMIT_NOFILE] = RLIMIT_NOFILE,
 	/* Processes of the uid, which is leased to this guest alone: ends
 	 * fork bombs. */
-	[ISO_LIMIT_NPROC] = { RLIMIT_NPROC, "nproc" },
-	/* File size: the guest cannot fill the disk through scratch. */
-	[ISO_LIMIT_FSIZE] = { RLIMIT_FSIZE, "fsize" },
+	[ISO_LIMIT_NPROC] = RLIMIT_NPROC,
+	/* File size: no single file fills a granted directory's disk. */
+	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,
 	/* Stack: runaway recursion ends early, and AS is not its only bound. */
-	[ISO_LIMIT_STACK] = { RLIMIT_STACK, "stack" },
+	[ISO_LIMIT_STACK] = RLIMIT_STACK,
+	[ISO_LIMIT_SCRATCH] = -1,
+	[ISO_LIMIT_SHM] = -1,
 };
 
 static int set_limit(int resource, const char *name, uint64_t value,
@@ -727,8 +761,9 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 	int i, rc = 0;
 
 	for (i = 0; rc == 0 && i < ISO_LIMIT_COUNT; i++)
-		rc = set_limit(plan_limits[i].resource, plan_limits[i].name,
-			       plan->limits[i], why, n);
+		if (plan_rlimits[i] >= 0)
+			rc = set_limit(plan_rlimits[i], iso_limit_name((enum iso_limit)i),
+				       plan->limits[i], why, n);
 	/* No core dumps: one would hold the guest's memory and could land
 	 * where others can read it. */
 	if (rc == 0)

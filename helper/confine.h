@@ -26,6 +26,7 @@ struct sock_filter;
 
 struct iso_confine {
 	const struct iso_rule *rule;
+	int root_fd;		/* the guest's tree (world.c), or AT_FDCWD */
 	int landlock_abi;	/* what the kernel reports, 0 = none */
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
@@ -65,21 +66,22 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
  * TCP rules for network none), -EINVAL for an unknown syscall name in the
  * rule, -ENOMEM; with a reason in why.
  */
-int confine_prepare(const struct iso_rule *rule, struct iso_confine *c,
-		    char *why, size_t n);
+int confine_prepare(const struct iso_rule *rule, int root_fd,
+		    struct iso_confine *c, char *why, size_t n);
 void confine_release(struct iso_confine *c);
 
 /*
- * In the guest child, after the credentials drop. Each returns 0 or -errno
- * and leaves a reason in why. `scratch` is the guest's private directory
- * (read+write), program_fd an O_PATH fd of the program (read+execute).
+ * In the guest child, after the credentials drop, inside the guest's tree.
+ * Each returns 0 or -errno and leaves a reason in why. program_fd is an
+ * O_PATH fd of the program (read+execute), stdio the descriptors that will
+ * become 0-2 (reopened through /dev/std*: their open mode's rights).
  * Landlock does nothing when the rule runs without it, seccomp nothing
  * without a filter.
  */
 int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n);
 int confine_apply_landlock(const struct iso_confine *c,
-			   const struct iso_plan *plan, const char *scratch,
-			   int program_fd, char *why, size_t n);
+			   const struct iso_plan *plan, int program_fd,
+			   const int stdio[3], char *why, size_t n);
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
 
 /* Last before exec: src[0..3] (or -1 for closed) become fds 0-3, and

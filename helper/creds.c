@@ -94,22 +94,9 @@ int state_prepare(char *why, size_t n)
 	/* Trusted like the policy: every directory above them root's and
 	 * writable by nobody else, or they could be swapped. */
 	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
-	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0 ||
-	    (rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
+	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0)
 		return rc;
-	/* The scratch parent ships with the package (make install creates
-	 * it too); a missing one is made root-owned, never loosened. */
-	/* A new one gets 0755 explicitly: the umask (077) would make it 0700,
-	 * and every guest would then fail. */
-	rc = mkdir(ISO_SCRATCH_PARENT, 0755) == 0 ? chmod(ISO_SCRATCH_PARENT, 0755)
-	     : errno == EEXIST ? 0 : -1;
-	if (rc < 0)
-		return iso_why_errno(why, n, "mkdir %s", ISO_SCRATCH_PARENT);
-	/* 0711: a guest can reach its own scratch directory by name but
-	 * cannot list the others. */
-	if ((rc = ensure_root_dir(ISO_SCRATCH_DIR, 0711, why, n)) < 0)
-		return rc;
-	return policy_check_dir(ISO_SCRATCH_DIR, 0, why, n);
+	return ensure_root_dir(LEASE_DIR, 0700, why, n);
 }
 
 /* Kill every process running under uid (never 0). */

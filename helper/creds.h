@@ -36,7 +36,7 @@ struct iso_lease {
 	int lock_fd;
 };
 
-/* Create (or verify) the root-only state and scratch directories. */
+/* Create (or verify) the root-only state directories. */
 int state_prepare(char *why, size_t n);
 
 /*

@@ -6,7 +6,7 @@
  * without blocking and queued when the client is slow, so a client that
  * stops reading cannot stop timeouts from being enforced.
  *
- * What a guest takes and gives back (lease, scratch, channel) is spawn.c's;
+ * What a guest takes and gives back (lease, tree, channel) is spawn.c's;
  * this file only does the I/O and the bookkeeping of live guests.
  *
  * Invariants:
@@ -413,7 +413,7 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 	ev.data.u32 = TAG_SIG;
 	if (srv->sigfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sigfd, &ev) < 0)
 		return iso_why_errno(why, n, "signalfd");
-	return spawn_init(&srv->ctx, &srv->confine, why, n);
+	return spawn_init(&srv->ctx, &srv->confine, &srv->world, why, n);
 }
 
 int server_run(struct iso_server *srv)

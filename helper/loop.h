@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "spawn.h"
 #include "wire.h"
+#include "world.h"
 
 #define ISO_GUESTS_MAX 1024 /* live guests of one connection */
 
@@ -26,6 +27,7 @@ struct iso_server {
 	struct iso_caller caller;
 	struct iso_policy policy;
 	const struct iso_rule *rule;
+	struct iso_world world;
 	struct iso_confine confine;
 	struct iso_spawn_ctx ctx;
 

@@ -19,7 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "policy.h"
-#include "scratch.h"
+#include "world.h"
 #include "util.h"
 
 static struct iso_server server;
@@ -72,9 +72,10 @@ int main(int argc, char **argv)
 		return refuse_client(EACCES, why);
 	}
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
-	    (rc = scratch_prepare(why, sizeof(why))) < 0)
+	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
-	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
+	if ((rc = confine_prepare(server.rule, server.world.root_fd, &server.confine,
+				  why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	syslog(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
 	       (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),

@@ -40,6 +40,15 @@ const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_NPROC] = 512,	/* counted per pool uid: stops fork bombs */
 	[ISO_LIMIT_FSIZE] = 4 * GIB,	/* no single file fills a disk */
 	[ISO_LIMIT_STACK] = 8 * MIB,	/* the usual default */
+	[ISO_LIMIT_SCRATCH] = 256 * MIB, /* /tmp: memory, like shm below */
+	[ISO_LIMIT_SHM] = 64 * MIB,	/* /dev/shm */
+};
+
+/* Limits given in bytes (suffixes K, M, G, T); the others are counts or
+ * seconds. */
+static const int limit_in_bytes[ISO_LIMIT_COUNT] = {
+	[ISO_LIMIT_AS] = 1, [ISO_LIMIT_FSIZE] = 1, [ISO_LIMIT_STACK] = 1,
+	[ISO_LIMIT_SCRATCH] = 1, [ISO_LIMIT_SHM] = 1,
 };
 
 /* A timeout above a year is a typo, and keeps seconds * 1000 far from
@@ -286,12 +295,12 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 	size_t len;
 	int which, in_bytes, rc;
 
-	if ((rc = want_args(p, arg, narg, 2, 2, "a limit name (cpu, as, fsize, stack, nofile or "
-			    "nproc) and a value")) < 0)
+	if ((rc = want_args(p, arg, narg, 2, 2, "a limit name (cpu, as, fsize, stack, nofile, "
+			    "nproc, scratch or shm) and a value")) < 0)
 		return rc;
 	if ((which = iso_limit_from_name(arg[0])) < 0)
-		return fail(p, "expected cpu, as, fsize, stack, nofile or nproc after 'limit', "
-			    "got '%s'", arg[0]);
+		return fail(p, "expected cpu, as, fsize, stack, nofile, nproc, scratch or shm "
+			    "after 'limit', got '%s'", arg[0]);
 	if (p->limit_seen[which] != 0)
 		return fail(p, "expected each limit once per rule, got a second 'limit %s' "
 			    "(first at line %u)", arg[0], p->limit_seen[which]);
@@ -300,7 +309,7 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		r->ceiling[which] = UINT64_MAX;
 		return 0;
 	}
-	in_bytes = which == ISO_LIMIT_AS || which == ISO_LIMIT_FSIZE || which == ISO_LIMIT_STACK;
+	in_bytes = limit_in_bytes[which];
 	len = strlen(arg[1]); /* at least 1: no word is empty */
 	if (in_bytes && (suffix = strchr(suffixes, arg[1][len - 1])) != NULL) {
 		mult = UINT64_C(1) << (10 * (suffix - suffixes + 1));
@@ -370,6 +379,17 @@ static int kw_landlock_abi(struct parser *p, struct iso_rule *r, char *const *ar
 	return 0;
 }
 
+/* Gone with the on-disk scratch directories: say what replaced it rather
+ * than call it unknown. */
+static int kw_scratch(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
+{
+	(void)r;
+	(void)arg;
+	(void)narg;
+	return fail(p, "expected no 'scratch' line: each guest's /tmp is now a tmpfs that "
+		    "ends with it, sized by 'limit scratch SIZE' (see isospawn.conf(5))");
+}
+
 #define AT(member) .field = offsetof(struct iso_rule, member)
 #define PATHS "absolute normalized paths"
 
@@ -405,8 +425,7 @@ static const struct keyword keywords[] = {
 	{ .name = "write", AT(write), .list = WORD_PATH, .what = PATHS },
 	{ .name = "may-read", AT(may_read), .list = WORD_PATH, .what = PATHS },
 	{ .name = "may-write", AT(may_write), .list = WORD_PATH, .what = PATHS },
-	{ .name = "scratch", AT(keep_scratch), .choices = { "remove", "keep" },
-	  .values = { 0, 1 } },
+	{ .name = "scratch", .parse = kw_scratch },
 };
 
 _Static_assert(COUNT(keywords) <= COUNT(((struct parser *)0)->seen),
@@ -490,8 +509,7 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 	char ***lists[] = { &r->programs, &r->seccomp_deny, &r->read,
 			    &r->write,	  &r->may_read,	    &r->may_write };
 
-	const char *leaves_files = r->write ? "write" : r->may_write ? "may-write"
-				   : r->keep_scratch ? "scratch keep" : NULL;
+	const char *leaves_files = r->write ? "write" : r->may_write ? "may-write" : NULL;
 
 	if (nword > 1)
 		return fail(p, "expected end of line after '}', got '%s'", word[1]);

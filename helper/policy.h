@@ -68,7 +68,6 @@ struct iso_rule {
 	char **write;	    /* granted to every guest (read+write) */
 	char **may_read;    /* beneath these, guests may ask for read */
 	char **may_write;   /* beneath these, guests may ask for write */
-	int keep_scratch;
 };
 
 struct iso_policy {

@@ -2,13 +2,14 @@
  * spawn.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
- *   helper (root): lease a pool uid, scratch directory, channel
+ *   helper (root): lease a pool uid, its passwd entry, channel
  *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
- *   reaper: setsid, network, drop to the pool uid (verified),
+ *   reaper: setsid, network, mounts (world.c: the program and grants
+ *           opened as the guest, its own copy of the tree), drop to the
+ *           pool uid (verified),
  *           vfork --> guest: rlimits, Landlock, seccomp, fds, execveat
  *           reap everything, report the guest's status, exit
- *   helper: wait for the reaper, read its report, remove the scratch
- *           directory, give the lease back
+ *   helper: wait for the reaper, read its report, give the lease back
  *
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
@@ -18,7 +19,7 @@
  *  - The reaper is pid 1 of the guest's PID namespace: when it exits, the
  *    kernel kills every process the guest started.
  *  - A lease is given back only after its reaper (and with it its whole PID
- *    namespace) is gone, and the scratch directory is removed then.
+ *    namespace, and its mount namespace with its /tmp) is gone.
  *  - Nothing in the reaper or the guest allocates or compiles: the plan,
  *    the filter and the environment were prepared before the clone.
  */
@@ -43,9 +44,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "scratch.h"
 #include "spawn.h"
 #include "util.h"
+#include "world.h"
 
 #define ENV_SLOTS (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 8)
 
@@ -90,19 +91,6 @@ static noreturn void guest_fail(enum iso_stage stage, int err,
 	_exit(127);
 }
 
-/* Opened as the guest: it can run only what its uid may reach. */
-static int open_program(const char *path, int *prog, char *why, size_t n)
-{
-	struct stat st;
-
-	*prog = open(path, O_PATH | O_CLOEXEC);
-	if (*prog < 0)
-		return iso_why(why, n, errno, "open program");
-	if (fstat(*prog, &st) < 0 || !S_ISREG(st.st_mode))
-		return iso_why(why, n, EACCES, "program is not a regular file");
-	return 0;
-}
-
 /* Returns only if the exec failed, with errno set. */
 static void exec_program(int prog, const char *const *argv,
 			 char *const envp[])
@@ -128,32 +116,30 @@ static void exec_program(int prog, const char *const *argv,
  * mechanism, in this fixed order, each failing closed.
  */
 static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
-				const struct iso_plan *plan,
-				const char *scratch, int channel_fd,
-				char *const envp[])
+				const struct iso_plan *plan, int prog,
+				int channel_fd, char *const envp[])
 {
 	const struct iso_confine *c = ctx->confine;
 	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], channel_fd };
 	char why[sizeof(guest_failure.reason)];
-	int prog, rc;
+	int rc;
 
 	for (int i = 0; i < 3; i++)
 		if (fds[i] < 0)
 			fds[i] = ctx->devnull;
-	if (chdir(scratch) < 0)
-		guest_fail(ISO_STAGE_CONFINEMENT, errno, "chdir to scratch");
-	if ((rc = open_program(plan->program, &prog, why, sizeof(why))) < 0)
-		guest_fail(ISO_STAGE_EXEC, -rc, why);
 	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
-	if ((rc = confine_apply_landlock(c, plan, scratch, prog, why, sizeof(why))) < 0)
+	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_seccomp(c, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_fds(fds, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	exec_program(prog, plan->argv, envp);
-	guest_fail(ISO_STAGE_EXEC, errno, "execveat");
+	/* Still missing after the retry: the #! interpreter, looked up in the
+	 * guest's tree. */
+	guest_fail(ISO_STAGE_EXEC, errno, errno == ENOENT ?
+		   "execveat (a #! interpreter outside the guest's tree?)" : "execveat");
 }
 
 /* Time in microseconds, and peak memory, of what the process waited for. */
@@ -231,12 +217,12 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
  */
 static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 				 const struct iso_plan *plan, uid_t uid,
-				 const char *scratch, int channel_fd,
-				 char *const envp[], int report_fd)
+				 int channel_fd, char *const envp[],
+				 int report_fd)
 {
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	char why[sizeof(guest_failure.reason)];
-	int rc;
+	int rc, prog;
 	pid_t pid;
 	sigset_t none;
 
@@ -251,8 +237,11 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
 	if ((rc = confine_apply_network(plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
-	/* Mounts (the guest's own world) go here: they need root, so they
-	 * come before the drop. */
+	/* The guest's own world: mounts need root, so before the drop. A
+	 * program that cannot be opened fails at exec, as it would there. */
+	if ((rc = world_enter(ctx->world, plan, uid, &prog, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
+			    -rc, why);
 	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
 	/* Set after the drop (a credential change clears it); then make
@@ -265,17 +254,17 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	if (pid < 0)
 		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
 	if (pid == 0)
-		guest_main(ctx, plan, scratch, channel_fd, envp);
+		guest_main(ctx, plan, prog, channel_fd, envp);
 	guest_pid = pid;
 	reaper_signals();
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	reaper_wait(pid, report_fd);
 }
 
-/* The guest's environment: the plan's, plus TMPDIR=scratch when the caller
- * forwarded none, plus the one variable the helper adds itself. */
-static void final_env(const struct iso_plan *plan, const char *tmpdir_entry,
-		      int channel, const char *envp[ENV_SLOTS])
+/* The guest's environment: the plan's, plus TMPDIR=/tmp (its own) when the
+ * caller forwarded none, plus the one variable the helper adds itself. */
+static void final_env(const struct iso_plan *plan, int channel,
+		      const char *envp[ENV_SLOTS])
 {
 	size_t i = 0;
 	int have_tmpdir = 0;
@@ -286,28 +275,25 @@ static void final_env(const struct iso_plan *plan, const char *tmpdir_entry,
 		envp[i++] = *e;
 	}
 	if (!have_tmpdir)
-		envp[i++] = tmpdir_entry;
+		envp[i++] = "TMPDIR=/tmp";
 	if (channel)
 		envp[i++] = "ISOSPAWN_CHANNEL_FD=3";
 	envp[i] = NULL;
 }
 
-/* Start the reaper of `plan` under `uid` with cwd `scratch`; channel_fd
- * (or -1) becomes the guest's fd 3. */
+/* Start the reaper of `plan` under `uid`; channel_fd (or -1) becomes the
+ * guest's fd 3. */
 static int clone_reaper(const struct iso_spawn_ctx *ctx,
-			const struct iso_plan *plan, uid_t uid,
-			const char *scratch, int channel_fd,
+			const struct iso_plan *plan, uid_t uid, int channel_fd,
 			struct iso_child *child, char *why, size_t n)
 {
 	struct clone_args args = { 0 };
 	sigset_t all, old;
 	const char *envp[ENV_SLOTS];
-	char tmpdir[ISO_WIRE_PATH_MAX + 8];
 	int report[2], pidfd = -1, rc;
 	long pid;
 
-	snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s", scratch);
-	final_env(plan, tmpdir, channel_fd >= 0, envp);
+	final_env(plan, channel_fd >= 0, envp);
 	if (pipe2(report, O_CLOEXEC) < 0)
 		return iso_why_errno(why, n, "pipe");
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
@@ -323,8 +309,8 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0) {
 		close(report[0]);
-		reaper_main(ctx, plan, uid, scratch, channel_fd,
-			    (char *const *)envp, report[1]);
+		reaper_main(ctx, plan, uid, channel_fd, (char *const *)envp,
+			    report[1]);
 	}
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -340,9 +326,10 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 }
 
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
-	       char *why, size_t n)
+	       const struct iso_world *world, char *why, size_t n)
 {
 	ctx->confine = confine;
+	ctx->world = world;
 	ctx->nidle = 0;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -365,12 +352,10 @@ static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
  * more: keep the lease for the next spawn, or give it back. */
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
-	if (ctx->nidle < ISO_IDLE_LEASES) {
+	if (ctx->nidle < ISO_IDLE_LEASES)
 		ctx->idle[ctx->nidle++] = *lease;
-	} else {
-		scratch_release(lease->uid);
+	else
 		lease_release(lease);
-	}
 	lease->lock_fd = -1;
 }
 
@@ -378,23 +363,19 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		struct iso_child *child, int *client_chan, char *why,
 		size_t n)
 {
-	char scratch[ISO_SCRATCH_PATH_MAX];
 	int chan[2] = { -1, -1 };
 	int rc;
 
 	*client_chan = -1;
 	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
 		return rc;
-	if ((rc = scratch_create(child->lease.uid, scratch, sizeof(scratch), why, n)) < 0) {
-		lease_put(ctx, &child->lease);
-		return rc;
-	}
-	if (plan->channel &&
+	rc = world_lease(ctx->world, child->lease.uid, why, n);
+	if (rc == 0 && plan->channel &&
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
 		rc = iso_why_errno(why, n, "channel socketpair");
 	if (rc == 0)
-		rc = clone_reaper(ctx, plan, child->lease.uid, scratch, chan[1],
-				  child, why, n);
+		rc = clone_reaper(ctx, plan, child->lease.uid, chan[1], child,
+				  why, n);
 	/* The guest's end is the reaper's now (or nobody's). */
 	iso_close_fds(&chan[1], 1);
 	if (rc == 0) {
@@ -402,7 +383,6 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		return 0;
 	}
 	iso_close_fds(&chan[0], 1);
-	scratch_remove(child->lease.uid, 0, 0);
 	lease_put(ctx, &child->lease);
 	return rc;
 }
@@ -453,15 +433,11 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	ex->maxrss_kib = rep.maxrss_kib;
 	close(child->pidfd);
 	close(child->report_fd);
-	scratch_remove(child->lease.uid, ctx->confine->rule->keep_scratch, id);
 	lease_put(ctx, &child->lease);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
-	while (ctx->nidle > 0) {
-		struct iso_lease *l = &ctx->idle[--ctx->nidle];
-		scratch_release(l->uid);
-		lease_release(l);
-	}
+	while (ctx->nidle > 0)
+		lease_release(&ctx->idle[--ctx->nidle]);
 }

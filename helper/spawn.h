@@ -1,7 +1,7 @@
 /*
  * spawn.h - everything one guest takes and gives back: the lease of a pool
- * uid, its scratch directory and channel, the reaper in new namespaces, the
- * privilege drop, confinement and exec, and the cleanup after it.
+ * uid, its channel, the reaper in new namespaces with the guest's own tree,
+ * the privilege drop, confinement and exec, and the cleanup after it.
  */
 #ifndef ISO_SPAWN_H
 #define ISO_SPAWN_H
@@ -18,8 +18,11 @@
 #define ISO_IDLE_LEASES 16 /* leases kept for reuse by the next spawn */
 
 /* Prepared once per connection, shared by every spawn. */
+struct iso_world;
+
 struct iso_spawn_ctx {
 	const struct iso_confine *confine; /* and through it, the rule */
+	const struct iso_world *world;	   /* the template of the guest's tree */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
 	struct iso_lease idle[ISO_IDLE_LEASES];
@@ -34,14 +37,15 @@ struct iso_child {
 	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
 };
 
-/* Once per connection: what every spawn needs. `confine` is filled in
- * later (confine_prepare), before the first spawn. Returns 0 or -errno. */
+/* Once per connection: what every spawn needs. `confine` and `world` are
+ * filled in later (confine_prepare, world_prepare), before the first
+ * spawn. Returns 0 or -errno. */
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
-	       char *why, size_t n);
+	       const struct iso_world *world, char *why, size_t n);
 
 /*
- * Start the guest of `plan`: lease a pool uid, make its scratch directory
- * and, if the plan asks, its channel, and clone its reaper. Returns 0 with
+ * Start the guest of `plan`: lease a pool uid (with its passwd entry)
+ * and, if the plan asks, make its channel, and clone its reaper. Returns 0 with
  * *child filled and *client_chan the caller's end of the channel (or -1);
  * or -errno with a reason, and then nothing is left running, leased or
  * open.
@@ -53,8 +57,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 /*
  * The reaper has exited, or was killed: wait for it, say how the guest
  * ended in *ex (outcome, code, stage, usage; not wall_us or limit_hit), and
- * give back what spawn_start() took. Request `id` names a scratch directory
- * the rule keeps.
+ * give back what spawn_start() took. `id` names the request in the log.
  */
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex);

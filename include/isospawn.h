@@ -213,8 +213,9 @@ ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
 				  int err_fd);
 
 /* Resource limits; each is refused by the helper, with its name, if above
- * the policy's ceiling. Values: seconds (CPU), bytes (AS, FSIZE, STACK),
- * counts (NOFILE, NPROC). */
+ * the policy's ceiling. Values: seconds (CPU), bytes (AS, FSIZE, STACK,
+ * SCRATCH, SHM), counts (NOFILE, NPROC). SCRATCH and SHM are the sizes of
+ * the guest's /tmp and /dev/shm (tmpfs); the others are rlimits. */
 enum iso_limit {
 	ISO_LIMIT_CPU = 0,
 	ISO_LIMIT_AS,
@@ -222,12 +223,15 @@ enum iso_limit {
 	ISO_LIMIT_NPROC,
 	ISO_LIMIT_FSIZE,
 	ISO_LIMIT_STACK,
+	ISO_LIMIT_SCRATCH,
+	ISO_LIMIT_SHM,
 	ISO_LIMIT_COUNT
 };
 /* Returns 0; -EINVAL unknown limit. */
 ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
 				  uint64_t value);
-/* "cpu", "as", "nofile", "nproc", "fsize", "stack"; NULL if unknown. */
+/* "cpu", "as", "nofile", "nproc", "fsize", "stack", "scratch", "shm";
+ * NULL if unknown. */
 ISO_PUBLIC const char *iso_limit_name(enum iso_limit which);
 /* The inverse; -EINVAL if unknown. */
 ISO_PUBLIC int iso_limit_from_name(const char *name);

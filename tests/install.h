@@ -28,7 +28,6 @@ extern char t_helper_env[]; /* "ISOSPAWN_HELPER=" t_helper */
 #define T_CLI T_BIN "/isospawn"
 #define T_LIB T_ROOT "/lib"
 #define T_SHARED T_ROOT "/shared"   /* may-read/may-write for the caller */
-#define T_SCRATCH T_ROOT "/scratch"  /* the test helper's ISO_SCRATCH_DIR */
 #define T_LEASES T_ROOT "/run/leases" /* its lease files (root only) */
 
 /* This run's offset of every pool uid in tests/policy.conf.in (set by

@@ -163,11 +163,6 @@ static int path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-static void scratch_of(uid_t uid, char *path, size_t size)
-{
-	snprintf(path, size, T_SCRATCH "/%u", (unsigned)uid);
-}
-
 /* ------------------------------------------------------------------ */
 /* The caller's terminal                                                */
 
@@ -519,56 +514,76 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Files                                                                */
 
-START_TEST(live_landlock_hides_home_but_not_system_files)
+START_TEST(live_home_is_absent_and_landlock_refuses_what_the_tree_shows)
 {
 	const char *secret[] = { T_PROBE, "read", home_secret, NULL };
 	const char *system[] = { T_PROBE, "read", "/usr/bin/true", NULL };
+	const char *passwd[] = { T_PROBE, "read", "/etc/passwd", NULL };
+	char ids[64];
+	const char *ids_file[] = { T_PROBE, "read", ids, NULL };
 	struct run r;
 	iso_conn *c;
 
 	become(T_CALLER);
-	/* Only Landlock stands in the way: the caller itself can read it. */
+	/* The caller itself can read it: only the guest's tree hides it. */
 	ck_assert_int_eq(access(home_secret, R_OK), 0);
 	c = open_conn();
 	run_guest(c, secret, NULL, NULL, NULL, &r);
 	assert_refused(&r, home_secret);
-	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
+	ck_assert_msg(has_line(r.out, "refused: ENOENT"), "%s", r.out);
 	ck_assert_ptr_null(strstr(r.out, secret_text));
 	run_guest(c, system, NULL, NULL, NULL, &r);
 	assert_allowed(&r, "/usr/bin/true");
 	ck_assert_mem_eq(r.out, "\177ELF", 4);
+	/* Landlock on top: the guest's group file is in its tree twice, mode
+	 * 0644; it reads it as /etc/group, never where it is kept. */
+	run_guest(c, passwd, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "/etc/passwd");
+	snprintf(ids, sizeof(ids), "/.iso/%u/group", (unsigned)r.uid);
+	ck_assert_msg(strstr(r.out, "\nguest:x:") != NULL, "%s", r.out);
+	run_guest(c, ids_file, NULL, NULL, NULL, &r);
+	assert_refused(&r, ids);
+	ck_assert_msg(has_line(r.out, "refused: EACCES") || has_line(r.out, "refused: ENOENT"),
+		      "%s", r.out);
 	iso_close(c);
 }
 END_TEST
 
-START_TEST(live_landlock_confines_writes_to_scratch_and_tmpdir)
+START_TEST(live_writes_land_only_in_own_tmp_and_grants)
 {
 	const char *shared[] = { T_PROBE, "write", shared_target, NULL };
 	const char *tmp[] = { T_PROBE, "write", tmp_target, NULL };
-	const char *cwd[] = { T_PROBE, "write", "in-scratch", NULL };
+	const char *cwd[] = { T_PROBE, "write", "in-tmp", NULL };
 	const char *tmpdir[] = { T_PROBE, "tmpdir", NULL };
+	const char *proc[] = { T_PROBE, "write", "/proc/self/comm", NULL };
 	struct run r;
 	iso_conn *c;
 
-	unsetenv("TMPDIR"); /* the helper's own choice: the scratch dir */
+	unsetenv("TMPDIR"); /* the helper's own choice: the guest's /tmp */
 	become(T_CALLER);
 	c = open_conn();
-	/* 0777 for everyone: only Landlock can refuse it. */
+	/* 0777 on the host, but not granted: in the tree the rule's
+	 * may-write directory is an empty, read-only mount point. */
 	run_guest(c, shared, NULL, NULL, NULL, &r);
 	assert_refused(&r, shared_target);
-	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
 	ck_assert(!path_exists(shared_target));
+	/* The host's /tmp is not the guest's: what it writes there stays in
+	 * its own. */
 	run_guest(c, tmp, NULL, NULL, NULL, &r);
-	assert_refused(&r, tmp_target);
-	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
+	assert_allowed(&r, tmp_target);
 	ck_assert(!path_exists(tmp_target));
+	/* Landlock on top: /proc/self/comm is the guest's to write as far as
+	 * its mode says, but no rule grants writes in /proc. */
+	run_guest(c, proc, NULL, NULL, NULL, &r);
+	assert_refused(&r, "/proc/self/comm");
+	ck_assert_msg(has_line(r.out, "refused: EACCES"), "%s", r.out);
 
 	run_guest(c, cwd, NULL, NULL, NULL, &r);
-	assert_allowed(&r, "the scratch directory");
-	ck_assert(has_line(r.out, "wrote in-scratch"));
+	assert_allowed(&r, "its working directory");
+	ck_assert(has_line(r.out, "wrote in-tmp"));
 	run_guest(c, tmpdir, NULL, NULL, NULL, &r);
 	assert_allowed(&r, "TMPDIR");
-	ck_assert_msg(has_line(r.out, "TMPDIR=" T_SCRATCH "/"), "%s", r.out);
+	ck_assert_msg(has_line(r.out, "TMPDIR=/tmp"), "%s", r.out);
 	ck_assert(has_line(r.out, "wrote "));
 	iso_close(c);
 }
@@ -640,34 +655,27 @@ START_TEST(live_file_left_in_a_write_grant_is_not_readable_by_another_callers_gu
 }
 END_TEST
 
-START_TEST(live_scratch_dir_is_removed_after_guest_ends)
+/* Each guest's /tmp is a fresh tmpfs: nothing one guest leaves there is
+ * seen by the next (which, on one connection, often has the same uid), nor
+ * by the host. */
+START_TEST(live_guest_tmp_is_its_own_and_ends_with_it)
 {
-	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
-	const char *writer[] = { T_PROBE, "write", "left-behind", NULL };
-	char path[128];
-	struct stat st;
+	const char *writer[] = { T_PROBE, "write", "/tmp/left-behind", NULL };
+	const char *reader[] = { T_PROBE, "read", "/tmp/left-behind", NULL };
 	struct run r;
-	iso_guest *g;
 	iso_conn *c;
 
 	become(T_CALLER);
 	c = open_conn();
-	g = start_guest(c, sleeper, NULL, NULL, NULL);
-	scratch_of(iso_guest_uid(g), path, sizeof(path));
-	/* scratch/ is 0711: no listing, but the path can be looked up. */
-	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
-	ck_assert(S_ISDIR(st.st_mode));
-	ck_assert_uint_eq(st.st_uid, iso_guest_uid(g));
-	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
-	ck_assert_int_eq(iso_wait(g, -1), 0);
-	ck_assert_msg(!path_exists(path), "%s is still there", path);
-	iso_guest_free(g);
-
-	/* Not empty this time. */
 	run_guest(c, writer, NULL, NULL, NULL, &r);
-	assert_allowed(&r, "writing into scratch");
-	scratch_of(r.uid, path, sizeof(path));
-	ck_assert_msg(!path_exists(path), "%s is still there", path);
+	assert_allowed(&r, "writing in /tmp");
+	ck_assert(!path_exists("/tmp/left-behind"));
+	/* Idle leases are reused, so readers get the writer's uid too. */
+	for (int i = 0; i < 4; i++) {
+		run_guest(c, reader, NULL, NULL, NULL, &r);
+		assert_refused(&r, "reading what an earlier guest left");
+		ck_assert_msg(has_line(r.out, "refused: ENOENT"), "%s", r.out);
+	}
 	iso_close(c);
 }
 END_TEST
@@ -941,9 +949,9 @@ static Suite *confine_suite(void)
 	tcase_add_test(priv, live_guest_cannot_create_namespaces);
 	tcase_add_test(priv, live_guest_cannot_setuid_root);
 	tcase_add_test(priv, live_seccomp_kill_rule_ends_ptrace_with_sigsys);
-	tcase_add_test(files, live_landlock_hides_home_but_not_system_files);
-	tcase_add_test(files, live_landlock_confines_writes_to_scratch_and_tmpdir);
-	tcase_add_test(files, live_scratch_dir_is_removed_after_guest_ends);
+	tcase_add_test(files, live_home_is_absent_and_landlock_refuses_what_the_tree_shows);
+	tcase_add_test(files, live_writes_land_only_in_own_tmp_and_grants);
+	tcase_add_test(files, live_guest_tmp_is_its_own_and_ends_with_it);
 	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);

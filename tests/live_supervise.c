@@ -13,7 +13,7 @@
  * never calls Check: it reports one line at a time through a pipe.
  *
  * Every test runs as S_CALLER, whose pool no other test program uses: the
- * processes, leases and scratch directories counted by uid here are ours.
+ * processes and leases counted by uid here are ours.
  */
 #include "config.h"
 
@@ -217,7 +217,7 @@ static int fd_count(pid_t pid)
 }
 
 /* ------------------------------------------------------------------ */
-/* Leases and scratch directories (root only)                          */
+/* Leases (root only)                                                   */
 
 /* Free when nobody holds its lock: we can take it (and drop it again). */
 static int lease_free(uid_t uid)
@@ -232,15 +232,6 @@ static int lease_free(uid_t uid)
 	free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
 	close(fd); /* releases the lock if we took it */
 	return free_now;
-}
-
-static int scratch_exists(uid_t uid)
-{
-	char path[128];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%u", T_SCRATCH, (unsigned)uid);
-	return lstat(path, &st) == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -490,8 +481,8 @@ struct leftovers {
 	char what[256];
 };
 
-/* Nothing of the guests is left: no process, lease or scratch directory,
- * and no helper either. */
+/* Nothing of the guests is left: no process (and so no mount namespace,
+ * whose /tmp went with it) or lease, and no helper either. */
 static int nothing_left(void *arg)
 {
 	struct leftovers *l = arg;
@@ -508,11 +499,6 @@ static int nothing_left(void *arg)
 				 (unsigned)l->uids[i]);
 			return 0;
 		}
-		if (scratch_exists(l->uids[i])) {
-			snprintf(l->what, sizeof(l->what), "scratch directory of uid %u still there",
-				 (unsigned)l->uids[i]);
-			return 0;
-		}
 	}
 	if (l->helper > 0 && !(kill(l->helper, 0) < 0 && errno == ESRCH)) {
 		snprintf(l->what, sizeof(l->what), "helper %d still there", (int)l->helper);
@@ -521,7 +507,7 @@ static int nothing_left(void *arg)
 	return 1;
 }
 
-START_TEST(live_sigkill_of_client_leaves_no_guest_lease_scratch_or_helper)
+START_TEST(live_sigkill_of_client_leaves_no_guest_lease_or_helper)
 {
 	struct client c;
 	struct leftovers l = { .n = 3 };
@@ -538,8 +524,6 @@ START_TEST(live_sigkill_of_client_leaves_no_guest_lease_scratch_or_helper)
 	for (int i = 0; i < 3; i++) {
 		wait_asleep(uids[i]);
 		ck_assert_msg(!lease_free(uids[i]), "uid %u runs without a lease",
-			      (unsigned)uids[i]);
-		ck_assert_msg(scratch_exists(uids[i]), "uid %u has no scratch directory",
 			      (unsigned)uids[i]);
 	}
 	t0 = now_us();
@@ -699,11 +683,7 @@ START_TEST(live_channel_adds_only_isospawn_channel_fd_3_to_guest_env)
 		end = p + len;
 		if (len == 21 && strncmp(p, "ISOSPAWN_CHANNEL_FD=3", 21) == 0)
 			continue;
-		/* TMPDIR names the scratch directory, which follows the uid. */
-		if (strncmp(p, "TMPDIR=", 7) == 0)
-			ck_assert(has_line(plain.out, "TMPDIR="));
-		else
-			ck_assert_msg(has_exact_line(plain.out, p, len),
+		ck_assert_msg(has_exact_line(plain.out, p, len),
 				      "only with a channel: %.*s", (int)len, p);
 	}
 }
@@ -1215,7 +1195,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(many, live_hundred_concurrent_guests_each_get_their_own_status);
 	tcase_add_test(many, live_out_of_order_completion_is_matched_to_its_request);
 	tcase_add_test(orphans, live_grandchild_of_an_exited_guest_does_not_survive);
-	tcase_add_test(orphans, live_sigkill_of_client_leaves_no_guest_lease_scratch_or_helper);
+	tcase_add_test(orphans, live_sigkill_of_client_leaves_no_guest_lease_or_helper);
 	tcase_add_test(orphans, live_guests_die_with_a_killed_helper);
 	tcase_add_test(channel, live_channel_round_trip_keeps_message_boundaries);
 	tcase_add_test(channel, live_channel_carries_a_message_of_exactly_iso_message_max);

@@ -27,7 +27,10 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -211,6 +214,39 @@ static int cmd_connect(char **argv)
 	if (fd < 0)
 		return refused(errno);
 	return done(connect(fd, addr, len), "connected");
+}
+
+static int cmd_connect_unix(char **argv)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(argv[0]) >= sizeof un.sun_path) {
+		fprintf(stderr, "probe: %s: too long for a socket address\n", argv[0]);
+		return 2;
+	}
+	strcpy(un.sun_path, argv[0]);
+	if (fd < 0)
+		return refused(errno);
+	return done(connect(fd, (struct sockaddr *)&un, sizeof un), "connected");
+}
+
+static int cmd_stat(char **argv)
+{
+	struct stat st;
+
+	return done(lstat(argv[0], &st), "exists");
+}
+
+/* A tmpfs over /tmp, then /proc unmounted: both must fail. */
+static int cmd_mount(char **argv)
+{
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, NULL) == 0) {
+		puts("mounted");
+		return 0;
+	}
+	printf("mount: %s\n", strerrorname_np(errno));
+	return done(umount2("/proc", MNT_DETACH), "unmounted");
 }
 
 static int cmd_ptrace_attach(char **argv)
@@ -635,6 +671,9 @@ static const struct command {
 	{ "read", 1, 1, cmd_read, " PATH" },
 	{ "write", 1, 1, cmd_write, " PATH" },
 	{ "connect", 2, 2, cmd_connect, " IP PORT" },
+	{ "connect-unix", 1, 1, cmd_connect_unix, " PATH" },
+	{ "stat", 1, 1, cmd_stat, " PATH" },
+	{ "mount", 0, 0, cmd_mount, "" },
 	{ "ptrace-attach", 1, 1, cmd_ptrace_attach, " PID" },
 	{ "vmread", 1, 2, cmd_vmread, " PID [HEXADDR]" },
 	{ "tiocsti", 0, 0, cmd_tiocsti, "" },

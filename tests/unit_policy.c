@@ -104,7 +104,7 @@ START_TEST(full_rule_with_every_keyword)
 		 "\twrite /srv/out\n"
 		 "\tmay-read /home\n"
 		 "\tmay-write /var/tmp\n"
-		 "\tscratch keep\n"
+
 		 "}\n");
 	ck_assert_uint_eq(pol.nrules, 1);
 	r = &pol.rules[0];
@@ -150,7 +150,6 @@ START_TEST(full_rule_with_every_keyword)
 	ck_assert_str_eq(r->may_read[0], "/home");
 	ck_assert_uint_eq(strv_len(r->may_write), 1);
 	ck_assert_str_eq(r->may_write[0], "/var/tmp");
-	ck_assert_int_eq(r->keep_scratch, 1);
 }
 END_TEST
 
@@ -188,7 +187,6 @@ START_TEST(minimal_rule_gets_defaults)
 	ck_assert_uint_eq(strv_len(r->write), 0);
 	ck_assert_uint_eq(strv_len(r->may_read), 0);
 	ck_assert_uint_eq(strv_len(r->may_write), 0);
-	ck_assert_int_eq(r->keep_scratch, 0);
 }
 END_TEST
 
@@ -592,7 +590,7 @@ END_TEST
 
 /* Finding 2: files a guest leaves belong to its pool uid, which a group
  * rule passes from one member's guests to another's. */
-START_TEST(write_grants_and_kept_scratch_refused_in_group_rules)
+START_TEST(write_grants_refused_in_group_rules)
 {
 	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
 		"write /srv/out\n}\n",
@@ -601,13 +599,10 @@ START_TEST(write_grants_and_kept_scratch_refused_in_group_rules)
 	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
 		"may-write /srv/out\n}\n",
 		"expected 'may-write' only in a user: rule");
-	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
-		"scratch keep\n}\n",
-		"expected 'scratch keep' only in a user: rule");
 	accepted("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
-		 "read /srv\nmay-read /srv\nscratch remove\n}\n"
+		 "read /srv\nmay-read /srv\n}\n"
 		 "rule user:#100 {\npool 1900000020-1900000029\nprograms any\n"
-		 "write /srv/out\nmay-write /srv/in\nscratch keep\n}\n");
+		 "write /srv/out\nmay-write /srv/in\n}\n");
 }
 END_TEST
 
@@ -710,7 +705,7 @@ END_TEST
 START_TEST(bad_limit_name)
 {
 	refused(RULE_HEAD "limit core 0\n",
-		NAME ":4: expected cpu, as, fsize, stack, nofile or nproc "
+		NAME ":4: expected cpu, as, fsize, stack, nofile, nproc, scratch or shm "
 		     "after 'limit', got 'core'");
 }
 END_TEST
@@ -815,9 +810,30 @@ END_TEST
 
 START_TEST(keyword_extra_word)
 {
-	refused(RULE_HEAD "scratch keep now\n",
-		NAME ":4: expected end of line after 'scratch keep', got "
+	refused(RULE_HEAD "seccomp-action kill now\n",
+		NAME ":4: expected end of line after 'seccomp-action kill', got "
 		     "'now'");
+}
+END_TEST
+
+/* An administrator upgrading from on-disk scratch directories is told
+ * what replaced the keyword, not that it is unknown. */
+START_TEST(removed_scratch_keyword_names_its_replacement)
+{
+	refused(RULE_HEAD "scratch remove\n",
+		NAME ":4: expected no 'scratch' line: each guest's /tmp is now a tmpfs "
+		     "that ends with it, sized by 'limit scratch SIZE' (see isospawn.conf(5))");
+}
+END_TEST
+
+START_TEST(scratch_and_shm_limits_take_bytes)
+{
+	accepted("rule group:#50 {\npool 5000-5000\nprograms any\n"
+		 "limit scratch 2G\nlimit shm 16M\n}\n");
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_SCRATCH], UINT64_C(2) << 30);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_SHM], UINT64_C(16) << 20);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_SCRATCH], UINT64_C(256) << 20);
+	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_SHM], UINT64_C(64) << 20);
 }
 END_TEST
 
@@ -1005,7 +1021,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_reversed);
 	tcase_add_test(bad, pool_too_large);
 	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
-	tcase_add_test(bad, write_grants_and_kept_scratch_refused_in_group_rules);
+	tcase_add_test(bad, write_grants_refused_in_group_rules);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);
 	tcase_add_test(bad, relative_program_path);
@@ -1031,6 +1047,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, timeout_default_above_max);
 	tcase_add_test(bad, network_bad_value);
 	tcase_add_test(bad, keyword_extra_word);
+	tcase_add_test(bad, removed_scratch_keyword_names_its_replacement);
+	tcase_add_test(bad, scratch_and_shm_limits_take_bytes);
 	tcase_add_test(bad, keyword_missing_value);
 	tcase_add_test(bad, landlock_abi_out_of_range);
 	tcase_add_test(bad, unterminated_rule);

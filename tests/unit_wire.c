@@ -1145,10 +1145,10 @@ static const struct {
 	{ ISO_MSG_EXITED, ISO_F_OUTCOME, 6,
 	  "(OUTCOME): value 6 out of range 1..5" },
 	{ ISO_MSG_EXITED, ISO_F_STAGE, 5, "(STAGE): value 5 out of range 0..4" },
-	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, 6,
-	  "(LIMIT_HIT): value 6 out of range 0..5" },
+	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, ISO_LIMIT_COUNT,
+	  "(LIMIT_HIT): value 8 out of range 0..7" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, UINT32_MAX,
-	  "(LIMIT_HIT): value 4294967295 out of range 0..5" },
+	  "(LIMIT_HIT): value 4294967295 out of range 0..7" },
 };
 
 START_TEST(decode_refuses_out_of_range_number)
@@ -1164,7 +1164,7 @@ START_TEST(decode_refuses_unknown_limit)
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_limit(ISO_LIMIT_COUNT, 1);
 	expect_refused(raw_decode(),
-		       "field 3 (LIMIT): unknown limit 6, at most 5");
+		       "field 3 (LIMIT): unknown limit 8, at most 7");
 }
 END_TEST
 

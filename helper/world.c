@@ -1,0 +1,504 @@
+/*
+ * world.c - the guest's file system, built rather than inherited.
+ *
+ *   world_prepare (once per connection, root): a short-lived child in a new
+ *     mount namespace (sharing the helper's descriptor table, so the
+ *     namespace's fd lands there) builds, on a fresh tmpfs: /usr and /etc
+ *     and the host's /bin /sbin /lib* (symlinks stay symlinks) read-only;
+ *     /sys/devices/system/cpu read-only; a /dev with six nodes; the rule's
+ *     read and write paths; empty directories for its may-read and
+ *     may-write paths; then pivots into it. Every mount is private.
+ *   world_enter (each reaper, root, before the drop): opens the program and
+ *     the grants as the guest, joins a private copy of the template and
+ *     mounts its own /proc, /tmp, /dev/shm, passwd, group and grants.
+ *
+ * Invariants:
+ *  - Nothing mounted here propagates to the host or another guest: the
+ *    template is made private before anything is mounted in it, and each
+ *    guest's copy is its own (unshare after setns).
+ *  - No symbolic link is followed while a mount point is created, so no
+ *    directory is ever made outside the tree.
+ *  - What a request names is opened with the guest's fsuid and fsgid and no
+ *    supplementary groups, without following symbolic links: root never
+ *    binds in what the guest could not reach on the host.
+ *  - The template's root is read-only and never changed per guest: a guest
+ *    that needs a new mount point below it gets its own tmpfs there.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
+
+#include "util.h"
+#include "world.h"
+
+#define RO (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define RW (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+#define PIPEFS_MAGIC 0x50495045
+
+/* A detached tmpfs of `size`, root 0755; its fd, or -1. */
+static int fresh_tmpfs(const char *size)
+{
+	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1;
+
+	if (fs >= 0 && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (fs >= 0)
+		close(fs);
+	return mnt;
+}
+
+/* `name` in dir: a directory (0755), or an empty file (0644). */
+static int create(int dir, const char *name, int isdir)
+{
+	return isdir ? mkdirat(dir, name, 0755) : mknodat(dir, name, S_IFREG | 0644, 0);
+}
+
+/* A fresh tmpfs over `dir`; its root's fd, or -1. */
+static int cover(int dir)
+{
+	int t = fresh_tmpfs("16k");
+
+	if (t >= 0 && move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH |
+				 MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		close(t);
+		t = -1;
+	}
+	return t;
+}
+
+/*
+ * Open `path` below `dir`, creating what is missing as directories and the
+ * last component as a directory or, if !isdir, an empty file. Never
+ * follows a symlink. A directory on the device `shared` (the template's
+ * own read-only tmpfs; 0 for none) where something must be created first
+ * gets a fresh tmpfs of its own, so the template is never changed. Returns
+ * an O_PATH fd or -errno.
+ */
+static int make_point(int dir, const char *path, int isdir, dev_t shared)
+{
+	char part[ISO_WIRE_PATH_MAX], *p, *end;
+	struct stat st;
+	int fd = dup(dir), next, want_dir, err = errno;
+
+	strlcpy(part, path, sizeof part);
+	for (p = part; fd >= 0 && *p; p = end) {
+		end = strchrnul(p, '/');
+		want_dir = isdir || *end == '/';
+		if (*end == '/')
+			*end++ = '\0';
+		if (*p == '\0')
+			continue;
+		next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC |
+			      (want_dir ? O_DIRECTORY : 0));
+		if (next < 0 && errno == ENOENT) {
+			if (create(fd, p, want_dir) < 0 && errno == EROFS && shared &&
+			    fstat(fd, &st) == 0 && st.st_dev == shared) {
+				next = cover(fd);
+				close(fd);
+				fd = next;
+				if (fd >= 0)
+					(void)create(fd, p, want_dir);
+			}
+			next = fd < 0 ? -1 : openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		fd = next;
+	}
+	return fd >= 0 ? fd : -err;
+}
+
+/* Attach the detached tree `tree` at `path` below `dir`. Closes tree. */
+static int attach(int tree, int dir, const char *path, dev_t shared,
+		  char *why, size_t n)
+{
+	struct stat st;
+	int point = -1, rc = 0;
+
+	if (fstat(tree, &st) < 0)
+		rc = iso_why_errno(why, n, "%s", path);
+	else if ((point = make_point(dir, path, S_ISDIR(st.st_mode), shared)) < 0)
+		rc = iso_why(why, n, -point, "no mount point for %s in the guest's tree: %s",
+			     path, strerror(-point));
+	else if (move_mount(tree, "", point, "", MOVE_MOUNT_F_EMPTY_PATH |
+			    MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		rc = iso_why_errno(why, n, "mounting %s", path);
+	if (point >= 0)
+		close(point);
+	close(tree);
+	return rc;
+}
+
+/* A tmpfs's options: `size` bytes, and as many inodes (which size does not
+ * count) as KiB of it; UINT64_MAX, "unlimited", is 0 to tmpfs. */
+static const char *tmpfs_opts(char *buf, size_t len, const char *owner,
+			      uint64_t size)
+{
+	unsigned long long bytes = size == UINT64_MAX ? 0 : size;
+
+	snprintf(buf, len, "%s,size=%llu,nr_inodes=%llu", owner, bytes,
+		 bytes ? bytes / 1024 + 64 : 0);
+	return buf;
+}
+
+/* A detached copy of what `fd` (or `path`, following links: the
+ * administrator's) names, with mount attributes `attr`. */
+static int clone_tree(int fd, const char *path, unsigned flags, uint64_t attr,
+		      char *why, size_t n)
+{
+	struct mount_attr a = { .attr_set = attr };
+	int tree = open_tree(fd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags);
+
+	if (tree < 0)
+		return iso_why_errno(why, n, "open_tree %s", path[0] ? path : "(a grant)");
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | (flags & AT_RECURSIVE), &a,
+			  sizeof a) < 0) {
+		close(tree);
+		return iso_why_errno(why, n, "mount_setattr (Linux 5.12)");
+	}
+	return tree;
+}
+
+/* `path` of the host (following links), at the same place in the tree. */
+static int bind_host(int root, const char *path, uint64_t attr, char *why,
+		     size_t n)
+{
+	int tree = clone_tree(AT_FDCWD, path, AT_RECURSIVE, attr, why, n);
+
+	return tree < 0 ? tree : attach(tree, root, path, 0, why, n);
+}
+
+/* The host's /bin, /sbin, /lib*: the same symlink, or a read-only copy. */
+static int bind_top(int root, const char *name, char *why, size_t n)
+{
+	char target[256], path[16];
+	ssize_t len = readlinkat(AT_FDCWD, name, target, sizeof target - 1);
+
+	snprintf(path, sizeof path, "/%s", name);
+	if (len > 0) {
+		target[len] = '\0';
+		return symlinkat(target, root, name) < 0 ? iso_why_errno(why, n, "%s", path) : 0;
+	}
+	if (errno == ENOENT)
+		return 0;
+	return bind_host(root, path, RO, why, n);
+}
+
+/* The minimal /dev: nodes the guest may use, links into its /proc. */
+static int make_dev(int root, char *why, size_t n)
+{
+	static const struct { const char *name; unsigned major, minor; } nodes[] = {
+		{ "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 },
+		{ "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
+	};
+	static const char *const links[][2] = {
+		{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+	};
+	/* Device nodes work here (no nodev); nothing executes. */
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC,
+				 .attr_clr = MOUNT_ATTR_NODEV };
+	int dev = fresh_tmpfs("16k"), rc = 0;
+
+	if (dev < 0)
+		rc = iso_why_errno(why, n, "/dev: tmpfs");
+	for (size_t i = 0; rc == 0 && i < sizeof nodes / sizeof *nodes; i++)
+		if (mknodat(dev, nodes[i].name, S_IFCHR | 0666,
+			    makedev(nodes[i].major, nodes[i].minor)) < 0)
+			rc = iso_why_errno(why, n, "/dev/%s", nodes[i].name);
+	for (size_t i = 0; rc == 0 && i < sizeof links / sizeof *links; i++)
+		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
+			rc = iso_why_errno(why, n, "/dev/%s", links[i][0]);
+	if (rc == 0 && mkdirat(dev, "shm", 0755) < 0)
+		rc = iso_why_errno(why, n, "/dev/shm");
+	if (rc == 0 && mount_setattr(dev, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0)
+		rc = iso_why_errno(why, n, "/dev: read-only");
+	if (rc < 0 && dev >= 0)
+		close(dev);
+	return rc < 0 ? rc : attach(dev, root, "/dev", 0, why, n);
+}
+
+struct build {
+	const struct iso_rule *rule;
+	struct iso_world *w;
+	char *why;
+	size_t n;
+	int rc;
+};
+
+static int build_tree(struct build *b, int root)
+{
+	static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+	static const char *const empty[] = { "/proc", "/tmp", "/.iso" };
+	const struct iso_rule *r = b->rule;
+	char *why = b->why;
+	size_t n = b->n;
+	int rc = 0, fd;
+
+	for (size_t i = 0; rc == 0 && i < sizeof top / sizeof *top; i++)
+		rc = bind_top(root, top[i], why, n);
+	/* /etc whole: what an account without groups may read of it, it may
+	 * read here (the mode bits still apply). */
+	if (rc == 0)
+		rc = bind_host(root, "/usr", RO, why, n);
+	if (rc == 0)
+		rc = bind_host(root, "/etc", RO, why, n);
+	/* CPU topology only (nproc, os.cpus()); nothing else of /sys. */
+	if (rc == 0 && access("/sys/devices/system/cpu", F_OK) == 0)
+		rc = bind_host(root, "/sys/devices/system/cpu", RO, why, n);
+	if (rc == 0)
+		rc = make_dev(root, why, n);
+	for (size_t i = 0; rc == 0 && i < sizeof empty / sizeof *empty; i++)
+		if ((fd = make_point(root, empty[i], 1, 0)) < 0)
+			rc = iso_why(why, n, -fd, "%s: %s", empty[i], strerror(-fd));
+		else
+			close(fd);
+	for (char **p = r->read; rc == 0 && p && *p; p++)
+		rc = bind_host(root, *p, RO, why, n);
+	for (char **p = r->write; rc == 0 && p && *p; p++)
+		rc = bind_host(root, *p, RW, why, n);
+	/* Where a guest's grants will go; already there when in the tree. */
+	for (int l = 0; l < 2; l++)
+		for (char **p = l ? r->may_write : r->may_read; rc == 0 && p && *p; p++)
+			if ((fd = make_point(root, *p, 1, 0)) >= 0)
+				close(fd);
+			else if (fd != -EROFS)
+				rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
+	if (rc == 0 && fchmodat(root, ".iso", 0711, 0) < 0)
+		rc = iso_why_errno(why, n, "/.iso");
+	/* A writable view of /.iso for the helper; the tree's stays
+	 * read-only. */
+	if (rc == 0 && (b->w->ids_fd = clone_tree(root, ".iso", 0, RW, why, n)) < 0)
+		rc = b->w->ids_fd;
+	return rc;
+}
+
+static int build(void *arg)
+{
+	struct build *b = arg;
+	struct mount_attr ro = { .attr_set = RO };
+	int root = -1, rc = 0;
+
+	umask(0);
+	b->w->ns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (b->w->ns_fd < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		rc = iso_why_errno(b->why, b->n, "a private mount namespace");
+	else if (mount("tmpfs", ISO_STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
+		       "mode=0755,size=1m") < 0 ||
+		 (root = open(ISO_STATE_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = iso_why_errno(b->why, b->n, "the tree's root");
+	if (rc == 0)
+		rc = build_tree(b, root);
+	if (rc == 0 && (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+			umount2(".", MNT_DETACH) < 0 || chdir("/") < 0))
+		rc = iso_why_errno(b->why, b->n, "pivot_root");
+	if (rc == 0 && mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
+		rc = iso_why_errno(b->why, b->n, "the tree's root read-only");
+	if (rc == 0 && (b->w->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = iso_why_errno(b->why, b->n, "the tree's root");
+	if (root >= 0)
+		close(root);
+	b->rc = rc;
+	return 0;
+}
+
+int world_prepare(struct iso_world *w, const struct iso_rule *rule,
+		  char *why, size_t n)
+{
+	static char stack[64 * 1024];
+	struct build b = { rule, w, why, n, -EIO };
+	pid_t pid;
+	int status;
+
+	*w = (struct iso_world){ -1, AT_FDCWD, -1 };
+#ifdef ISO_BENCH_NO_WORLD
+	/* Only in the benchmark's own helper (bench/, never installed):
+	 * guests stay in the helper's mount namespace, so that `make bench`
+	 * can show what the tree costs. */
+	return 0;
+#endif
+	snprintf(why, n, "building the guest's tree: the builder died");
+	/* Shares memory and descriptors, not the mount namespace; the helper
+	 * waits until it is done (CLONE_VFORK). */
+	pid = clone(build, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_FILES |
+		    CLONE_NEWNS | SIGCHLD, &b);
+	if (pid < 0)
+		b.rc = iso_why_errno(why, n, "clone for the guest's tree");
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	return b.rc;
+}
+
+/* `text` as the file `path` below dir, mode 0644 whatever the umask. */
+static int write_file(int dir, const char *path, const char *text, char *why,
+		      size_t n)
+{
+	int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+
+	if (fd < 0 || fchmod(fd, 0644) < 0 || write(fd, text, strlen(text)) < 0)
+		rc = iso_why_errno(why, n, "/.iso/%s", path);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n)
+{
+	unsigned u = (unsigned)uid;
+	char path[40], text[256];
+	int rc;
+
+	/* Once per connection and uid; group, written last, says it is done.
+	 * No reaper of this uid runs meanwhile: it is leased to this spawn. */
+	snprintf(path, sizeof path, "%u/group", u);
+	if (w->ns_fd < 0 || faccessat(w->ids_fd, path, F_OK, 0) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%u", u);
+	if ((mkdirat(w->ids_fd, path, 0755) < 0 && errno != EEXIST) ||
+	    fchmodat(w->ids_fd, path, 0755, 0) < 0)
+		return iso_why_errno(why, n, "/.iso/%s", path);
+	/* The guest's name, home /tmp; root and nobody for the files it sees
+	 * owned by them. Nothing of the host's accounts. */
+	snprintf(text, sizeof text, "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n", u, u);
+	snprintf(path, sizeof path, "%u/passwd", u);
+	if ((rc = write_file(w->ids_fd, path, text, why, n)) < 0)
+		return rc;
+	snprintf(text, sizeof text, "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
+	snprintf(path, sizeof path, "%u/group", u);
+	return write_file(w->ids_fd, path, text, why, n);
+}
+
+/* Opened as uid with no supplementary groups: the program (links
+ * followed, as a path of the caller's) and the grants (no links at all),
+ * each cloned into a detached tree. */
+static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
+			 int *trees, size_t *ntrees, char *why, size_t n)
+{
+	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS };
+	struct stat st;
+	int rc = 0, fd;
+
+	if (setgroups(0, NULL) < 0)
+		return iso_why_errno(why, n, "setgroups");
+	setfsgid(uid);
+	setfsuid(uid);
+	/* setfs*id report no error: read them back (-1 changes nothing). */
+	if (setfsuid((uid_t)-1) != (int)uid || setfsgid((gid_t)-1) != (int)uid)
+		return iso_why(why, n, EPERM, "setfsuid(%u) did not take", (unsigned)uid);
+	*prog = open(plan->program, O_PATH | O_CLOEXEC);
+	if (*prog < 0) {
+		rc = iso_why_errno(why, n, "open program");
+	} else if (fstat(*prog, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = iso_why(why, n, EACCES, "program is not a regular file");
+		close(*prog);
+		*prog = -1;
+	}
+	for (int l = 0; l < 2; l++)
+		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++) {
+			fd = (int)syscall(SYS_openat2, AT_FDCWD, *p, &how, sizeof how);
+			if (fd < 0) {
+				rc = iso_why_errno(why, n, "%s", *p);
+				break;
+			}
+			/* CAP_SYS_ADMIN is not among what fsuid drops. */
+			trees[*ntrees] = clone_tree(fd, "", AT_EMPTY_PATH, l ? RW : RO, why, n);
+			close(fd);
+			rc = trees[*ntrees] < 0 ? trees[*ntrees] : 0;
+			*ntrees += rc == 0;
+		}
+	setfsuid(0);
+	setfsgid(getegid());
+	return rc;
+}
+
+/*
+ * /dev/stdout reopens fd 1 through /proc, which checks the object's mode
+ * like any open: a pipe is its creator's, 0600. The pipes handed over as
+ * 0-2 are the guest's own stdio, so they become its uid's. Nothing else is
+ * changed: a terminal or a file stays the caller's, and reopening it is
+ * for its mode bits to allow.
+ */
+static int own_stdio_pipes(const struct iso_plan *plan, uid_t uid, char *why,
+			   size_t n)
+{
+	struct statfs fs;
+
+	for (int i = 0; i < 3; i++)
+		if (plan->stdio[i] >= 0 && fstatfs(plan->stdio[i], &fs) == 0 &&
+		    fs.f_type == PIPEFS_MAGIC && fchown(plan->stdio[i], uid, uid) < 0)
+			return iso_why_errno(why, n, "giving stdio pipe %d to the guest", i);
+	return 0;
+}
+
+int world_enter(const struct iso_world *w, const struct iso_plan *plan,
+		uid_t uid, int *prog, char *why, size_t n)
+{
+	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
+	int trees[2 * ISO_PATHS_MAX];
+	size_t ntrees = 0, t = 0;
+	char opts[160], ids[48];
+	struct stat st;
+	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
+	int root, rc;
+
+	*prog = -1;
+	if ((rc = open_as_guest(plan, uid, prog, trees, &ntrees, why, n)) < 0 ||
+	    (rc = own_stdio_pipes(plan, uid, why, n)) < 0 || w->ns_fd < 0)
+		return rc;
+	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
+		return iso_why_errno(why, n, "joining the guest's tree");
+	/* Its own PID namespace's processes only. */
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return iso_why_errno(why, n, "mounting /proc");
+	/* Its scratch, cwd and home: the guest's own, 0700. */
+	snprintf(ids, sizeof ids, "mode=0700,uid=%u,gid=%u", (unsigned)uid, (unsigned)uid);
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+		  tmpfs_opts(opts, sizeof opts, ids, plan->limits[ISO_LIMIT_SCRATCH])) < 0)
+		return iso_why_errno(why, n, "mounting /tmp");
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+		  tmpfs_opts(opts, sizeof opts, "mode=1777", plan->limits[ISO_LIMIT_SHM])) < 0)
+		return iso_why_errno(why, n, "mounting /dev/shm");
+	for (int i = 0; i < 2; i++) {
+		snprintf(ids, sizeof ids, "/.iso/%u/%s", (unsigned)uid, i ? "group" : "passwd");
+		if (mount(ids, i ? "/etc/group" : "/etc/passwd", NULL, MS_BIND, NULL) < 0)
+			return iso_why_errno(why, n, "mounting %s", ids);
+	}
+	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(root, &st) < 0)
+		return iso_why_errno(why, n, "/");
+	for (int l = 0; rc == 0 && l < 2; l++)
+		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
+			rc = attach(trees[t++], root, *p, st.st_dev, why, n);
+	close(root);
+	if (rc < 0)
+		return rc;
+	umask(mask);
+	if (chdir("/tmp") < 0)
+		return iso_why_errno(why, n, "chdir /tmp");
+	return 0;
+}

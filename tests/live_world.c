@@ -1,0 +1,457 @@
+/*
+ * live_world.c - the guest's tree (helper/world.c), through the real setuid
+ * helper, as an unprivileged caller: real programs from Debian packages run
+ * unmodified, and nothing of the host that the tree leaves out is within
+ * reach - no socket, no process, no home.
+ *
+ * A program the packages did not install is a SKIP naming it; so is a
+ * kernel without the mount calls the tree needs (the helper then refuses
+ * the connection and says so).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* Made by main() as root; the pid keeps concurrent runs apart. */
+static char sock_run[64], sock_tmp[64];
+#define GRANTS T_SHARED "/world"	  /* made by main(), as root */
+#define GRANT_DIR GRANTS "/dir"	  /* granted for writing */
+#define GRANT_FILE GRANTS "/file" /* granted for reading */
+#define GRANT_LINK GRANTS "/link" /* a symlink to GRANT_DIR */
+
+static int sockets[2] = { -1, -1 };
+
+static const char *const *sh(const char *script)
+{
+	static const char *argv[4];
+
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	return argv;
+}
+
+/* Exited 0, with the guest's stderr in the message otherwise. */
+static void assert_ok(const struct run *r, const char *what)
+{
+	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
+	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 0,
+		      "%s: outcome %d code %d\nstdout: %s\nstderr: %s", what,
+		      r->outcome, r->code, r->out, r->err);
+}
+
+/* The probe ran and printed "refused: <err>". */
+static void assert_refused_with(const struct run *r, const char *what,
+				const char *err)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "refused: %s", err);
+	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
+	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 1 &&
+			      has_line(r->out, line),
+		      "%s: want \"%s\", got outcome %d code %d: %s", what, line,
+		      r->outcome, r->code, r->out);
+}
+
+static int installed(const char *program)
+{
+	if (access(program, X_OK) == 0)
+		return 1;
+	printf("SKIP: %s is not installed (scripts/deps installs it)\n", program);
+	return 0;
+}
+
+/* One guest on its own connection. */
+static void run(const char *const *argv, spec_hook hook, void *arg,
+		struct run *r)
+{
+	iso_conn *c = open_conn();
+
+	run_guest(c, argv, NULL, hook, arg, r);
+	iso_close(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Real programs                                                        */
+
+START_TEST(live_python_multiprocessing_and_shared_memory_work)
+{
+	static const char script[] =
+		"import concurrent.futures, multiprocessing\n"
+		"from multiprocessing import shared_memory\n"
+		"def square(x): return x * x\n"
+		"if __name__ == '__main__':\n"
+		"    with multiprocessing.Pool(2) as p: print(p.map(square, range(4)))\n"
+		"    with concurrent.futures.ProcessPoolExecutor(2) as e:\n"
+		"        print(list(e.map(square, range(4))))\n"
+		"    m = shared_memory.SharedMemory(create=True, size=64)\n"
+		"    m.buf[0] = 42; print('shm', m.buf[0]); m.close(); m.unlink()\n";
+	const char *argv[] = { "/usr/bin/python3", "-c", script, NULL };
+	struct run r;
+
+	if (!installed(argv[0]))
+		return;
+	become(T_CALLER);
+	run(argv, NULL, NULL, &r);
+	assert_ok(&r, "python3");
+	ck_assert_str_eq(r.out, "[0, 1, 4, 9]\n[0, 1, 4, 9]\nshm 42\n");
+}
+END_TEST
+
+static void read_all(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t got;
+
+	while (len + 1 < size && (got = read(fd, buf + len, size - len - 1)) > 0)
+		len += (size_t)got;
+	buf[len] = '\0';
+	close(fd);
+}
+
+/* stdin, stdout and stderr are the caller's pipes; /dev/std* reopen them
+ * through the guest's own /proc. */
+START_TEST(live_dev_stdin_stdout_stderr_reopen_the_handed_over_pipes)
+{
+	const char *const *argv = sh("cat /dev/stdin; echo out > /dev/stdout; "
+				     "echo err > /dev/stderr; ls /dev");
+	static char out[4096], err[4096];
+	int in[2], o[2], e[2];
+	iso_spec *spec;
+	iso_guest *g;
+	iso_conn *c;
+
+	become(T_CALLER);
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	ck_assert_int_eq(write(in[1], "from the caller\n", 16), 16);
+	close(in[1]);
+	c = open_conn();
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_int_eq(iso_spec_set_stdio(spec, in[0], o[1], e[1]), 0);
+	ck_assert_msg(iso_spawn(c, spec, &g) == 0, "spawn: %s", iso_last_error());
+	iso_spec_free(spec);
+	close(in[0]);
+	close(o[1]);
+	close(e[1]);
+	read_all(o[0], out, sizeof(out));
+	read_all(e[0], err, sizeof(err));
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_EXITED && iso_guest_code(g) == 0,
+		      "outcome %d code %d: %s", iso_guest_outcome(g), iso_guest_code(g), err);
+	iso_guest_free(g);
+	iso_close(c);
+	ck_assert_msg(strncmp(out, "from the caller\nout\n", 20) == 0, "%s", out);
+	ck_assert_str_eq(err, "err\n");
+	ck_assert_str_eq(out + 20, "fd\nfull\nnull\nrandom\nshm\nstderr\nstdin\nstdout\n"
+				   "tty\nurandom\nzero\n");
+}
+END_TEST
+
+START_TEST(live_ps_lists_only_the_guests_processes)
+{
+	const char *argv[] = { "/usr/bin/ps", "-e", "-o", "pid=,comm=", NULL };
+	char mine[32];
+	struct run r;
+	int lines = 0;
+
+	if (!installed(argv[0]))
+		return;
+	become(T_CALLER);
+	run(argv, NULL, NULL, &r);
+	assert_ok(&r, "ps -e");
+	/* The reaper (pid 1, the helper's image) and ps itself. */
+	for (const char *p = r.out; (p = strchr(p, '\n')) != NULL; p++)
+		lines++;
+	ck_assert_msg(lines == 2, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "      1 ") == r.out, "%s", r.out);
+	snprintf(mine, sizeof(mine), " %d ", (int)getpid());
+	ck_assert_ptr_null(strstr(r.out, mine));
+}
+END_TEST
+
+START_TEST(live_whoami_getuser_and_home_name_the_guest)
+{
+	const char *py[] = { "/usr/bin/python3", "-c",
+			     "import getpass; print(getpass.getuser())", NULL };
+	const char *bash[] = { "/bin/bash", "-c",
+			       "whoami; cd ~ && pwd && touch x && ls -ld ~", NULL };
+	struct run r;
+
+	if (!installed(py[0]) || !installed(bash[0]))
+		return;
+	become(T_CALLER);
+	run(bash, NULL, NULL, &r);
+	assert_ok(&r, "whoami, ~");
+	ck_assert_msg(strncmp(r.out, "guest\n/tmp\ndrwx------ ", 22) == 0, "%s", r.out);
+	ck_assert_msg(strstr(r.out, " guest guest ") != NULL, "%s", r.out);
+	run(py, NULL, NULL, &r);
+	assert_ok(&r, "getpass.getuser()");
+	ck_assert_str_eq(r.out, "guest\n");
+}
+END_TEST
+
+START_TEST(live_git_commits_and_gcc_builds_in_tmp)
+{
+	const char *script =
+		"set -e; git init -q repo; cd repo; echo a > a; git add a; "
+		"git -c user.name=g -c user.email=g@example.org commit -qm first; "
+		"git log --format=%s; "
+		"printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > t.c; "
+		"gcc -o t t.c; ./t";
+	struct run r;
+
+	if (!installed("/usr/bin/git") || !installed("/usr/bin/gcc"))
+		return;
+	become(T_CALLER);
+	run(sh(script), NULL, NULL, &r);
+	assert_ok(&r, "git and gcc");
+	ck_assert_str_eq(r.out, "first\nbuilt\n");
+}
+END_TEST
+
+START_TEST(live_programs_count_the_cpus)
+{
+	const char *script =
+		"nproc; getconf _NPROCESSORS_ONLN; "
+		"python3 -c 'import os; print(os.cpu_count())'; "
+		"if [ -x /usr/bin/node ]; then node -e "
+		"'console.log(require(\"os\").cpus().length)'; else nproc; fi";
+	struct run r;
+	long n;
+
+	if (!installed("/usr/bin/python3"))
+		return;
+	if (access("/usr/bin/node", X_OK) != 0)
+		printf("SKIP (in part): node is not installed: os.cpus() untried\n");
+	become(T_CALLER);
+	run(sh(script), NULL, NULL, &r);
+	assert_ok(&r, "CPU counts");
+	for (const char *p = r.out; *p; p = strchr(p, '\n') + 1) {
+		n = strtol(p, NULL, 10);
+		ck_assert_msg(n > 0, "%s", r.out);
+	}
+	ck_assert_msg(r.out[0] && strchr(r.out, '\n'), "%s", r.out);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Out of reach                                                         */
+
+/* World-connectable sockets the caller itself can reach. */
+START_TEST(live_host_unix_sockets_are_out_of_reach)
+{
+	const char *run_sock[] = { T_PROBE, "connect-unix", sock_run, NULL };
+	const char *tmp_sock[] = { T_PROBE, "connect-unix", sock_tmp, NULL };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct run r;
+	int fd;
+
+	become(T_CALLER);
+	strcpy(un.sun_path, sock_run);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&un, sizeof un) == 0,
+		      "the caller cannot reach %s: %s", sock_run, strerror(errno));
+	close(fd);
+	run(run_sock, NULL, NULL, &r);
+	assert_refused_with(&r, sock_run, "ENOENT");
+	run(tmp_sock, NULL, NULL, &r);
+	assert_refused_with(&r, sock_tmp, "ENOENT");
+}
+END_TEST
+
+START_TEST(live_host_processes_and_home_are_absent)
+{
+	char pid[32];
+	const char *host_pid[] = { T_PROBE, "stat", pid, NULL };
+	const char *own_pid[] = { T_PROBE, "stat", "/proc/1/status", NULL };
+	const char *home[] = { T_PROBE, "stat", "/home", NULL };
+	const char *run_dir[] = { T_PROBE, "stat", "/run", NULL };
+	struct run r;
+
+	snprintf(pid, sizeof(pid), "/proc/%d", (int)getpid());
+	become(T_CALLER);
+	run(host_pid, NULL, NULL, &r);
+	assert_refused_with(&r, pid, "ENOENT");
+	run(own_pid, NULL, NULL, &r);
+	assert_ok(&r, "its own pid 1");
+	run(home, NULL, NULL, &r);
+	assert_refused_with(&r, "/home", "ENOENT");
+	run(run_dir, NULL, NULL, &r);
+	assert_refused_with(&r, "/run", "ENOENT");
+}
+END_TEST
+
+START_TEST(live_mount_and_umount_still_fail)
+{
+	const char *argv[] = { T_PROBE, "mount", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run(argv, NULL, NULL, &r);
+	assert_refused_with(&r, "umount", "EPERM");
+	ck_assert_msg(has_line(r.out, "mount: EPERM"), "%s", r.out);
+}
+END_TEST
+
+static void grant_both(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, GRANT_FILE), 0);
+	ck_assert_int_eq(iso_spec_add_write_path(spec, GRANT_DIR), 0);
+}
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	ck_assert_msg(read_text(path, buf, size) >= 0, "%s: %s", path, strerror(errno));
+}
+
+/* Grants are bound into the tree; while and after a guest uses them, the
+ * host's mount table does not change. */
+START_TEST(live_grants_work_through_binds_and_leave_host_mounts_unchanged)
+{
+	static char before[65536], after[65536];
+	const char *script = "cat " GRANT_FILE "; echo written > " GRANT_DIR "/out; "
+			     "echo no > " GRANT_FILE " || echo read-only; "
+			     "grep -c " GRANTS " /proc/self/mountinfo";
+	struct stat st;
+	struct run r;
+
+	become(T_CALLER);
+	read_file("/proc/self/mountinfo", before, sizeof(before));
+	run(sh(script), grant_both, NULL, &r);
+	assert_ok(&r, "grants");
+	ck_assert_str_eq(r.out, "granted\nread-only\n2\n");
+	/* On the host, the guest's (0600 under its umask). */
+	ck_assert_int_eq(lstat(GRANT_DIR "/out", &st), 0);
+	ck_assert_uint_eq(st.st_uid, r.uid);
+	ck_assert_int_eq(st.st_size, 8);
+	read_file("/proc/self/mountinfo", after, sizeof(after));
+	ck_assert_str_eq(before, after);
+}
+END_TEST
+
+static void grant_link(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, GRANT_LINK), 0);
+}
+
+START_TEST(live_symlinked_grant_is_refused)
+{
+	const char *argv[] = { T_PROBE, "stat", GRANT_LINK, NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run(argv, grant_link, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.outcome, ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(r.code, ELOOP);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static int bind_socket(const char *path)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	strcpy(un.sun_path, path);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&un, sizeof un) < 0 ||
+	    chmod(path, 0777) < 0 || listen(fd, 8) < 0) {
+		fprintf(stderr, "live_world: socket %s: %s\n", path, strerror(errno));
+		exit(99);
+	}
+	return fd;
+}
+
+/* As root, before the tests drop: sockets anyone may connect to, and the
+ * grants' targets. */
+static void make_targets(void)
+{
+	int fd;
+
+	snprintf(sock_run, sizeof(sock_run), "/run/isospawn-live-world-%d.sock", (int)getpid());
+	snprintf(sock_tmp, sizeof(sock_tmp), "/tmp/isospawn-live-world-%d.sock", (int)getpid());
+	sockets[0] = bind_socket(sock_run);
+	sockets[1] = bind_socket(sock_tmp);
+	(void)mkdir(GRANTS, 0755);
+	(void)mkdir(GRANT_DIR, 0777);
+	(void)unlink(GRANT_DIR "/out");
+	(void)unlink(GRANT_LINK);
+	fd = open(GRANT_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "granted\n", 8) != 8 || close(fd) < 0 ||
+	    chmod(GRANT_DIR, 0777) < 0 || symlink(GRANT_DIR, GRANT_LINK) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", GRANTS, strerror(errno));
+		exit(99);
+	}
+}
+
+static void remove_targets(void)
+{
+	unlink(sock_run);
+	unlink(sock_tmp);
+	unlink(GRANT_DIR "/out");
+	unlink(GRANT_LINK);
+	unlink(GRANT_FILE);
+	rmdir(GRANT_DIR);
+	rmdir(GRANTS);
+}
+
+static Suite *world_suite(void)
+{
+	Suite *s = suite_create("live_world");
+	TCase *programs = tcase_create("programs");
+	TCase *reach = tcase_create("reach");
+
+	tcase_add_test(programs, live_python_multiprocessing_and_shared_memory_work);
+	tcase_add_test(programs, live_dev_stdin_stdout_stderr_reopen_the_handed_over_pipes);
+	tcase_add_test(programs, live_ps_lists_only_the_guests_processes);
+	tcase_add_test(programs, live_whoami_getuser_and_home_name_the_guest);
+	tcase_add_test(programs, live_git_commits_and_gcc_builds_in_tmp);
+	tcase_add_test(programs, live_programs_count_the_cpus);
+	tcase_add_test(reach, live_host_unix_sockets_are_out_of_reach);
+	tcase_add_test(reach, live_host_processes_and_home_are_absent);
+	tcase_add_test(reach, live_mount_and_umount_still_fail);
+	tcase_add_test(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged);
+	tcase_add_test(reach, live_symlinked_grant_is_refused);
+	suite_add_tcase(s, programs);
+	suite_add_tcase(s, reach);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	harness_setup();
+	make_targets();
+	sr = srunner_create(world_suite());
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_targets();
+	close(sockets[0]);
+	close(sockets[1]);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
