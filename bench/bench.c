@@ -92,6 +92,15 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median and the nearest-rank p90 of n times (sorted here). */
+static void summarize(double *us, unsigned n, struct summary *s)
+{
+	qsort(us, n, sizeof(*us), by_value);
+	s->median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
+	s->p90_us = us[(9 * (size_t)n + 9) / 10 - 1]; /* ceil(0.9 n) - 1 */
+	s->measured = 1;
+}
+
 /* WARMUP untimed runs, then n timed one by one; s gets the median and the
  * nearest-rank p90 when every run succeeded (and memory was there). */
 static void time_runs(run_fn run, const void *ctx, unsigned n,
@@ -107,11 +116,35 @@ static void time_runs(run_fn run, const void *ctx, unsigned n,
 		if (i >= 0)
 			us[i] = now_us() - t0;
 	}
+	if (us && i == (int)n)
+		summarize(us, n, s);
+	free(us);
+}
+
+/* time_runs() of two contexts, alternating run by run, so that on a
+ * machine others share both see the same moments: s[0] gets a's, s[1]
+ * b's. */
+static void time_pair(run_fn run, const void *a, const void *b, unsigned n,
+		      struct summary s[2])
+{
+	double *us = calloc(2 * (size_t)n, sizeof(*us)), t0;
+	int i;
+
+	for (i = -WARMUP; us && i < (int)n; i++) {
+		t0 = now_us();
+		if (run(a, &s[0]) < 0)
+			break;
+		if (i >= 0)
+			us[i] = now_us() - t0;
+		t0 = now_us();
+		if (run(b, &s[1]) < 0)
+			break;
+		if (i >= 0)
+			us[n + (unsigned)i] = now_us() - t0;
+	}
 	if (us && i == (int)n) {
-		qsort(us, n, sizeof(*us), by_value);
-		s->median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
-		s->p90_us = us[(9 * (size_t)n + 9) / 10 - 1]; /* ceil(0.9 n) - 1 */
-		s->measured = 1;
+		summarize(us, n, &s[0]);
+		summarize(us + n, n, &s[1]);
 	}
 	free(us);
 }
@@ -202,12 +235,35 @@ static void measure_library(UNUSED const struct mode *m, unsigned n,
  * helper for this run. */
 static char noworld_helper[160];
 
-/* n: mode 3 through that helper: what the guest's tree costs. */
-static void measure_library_noworld(const struct mode *m, unsigned n,
+/* One warm connection to `helper`, spawning /bin/true. */
+static int open_library(struct library_ctx *lib, const char *helper,
+			struct summary *s)
+{
+	int rc;
+
+	setenv("ISOSPAWN_HELPER", helper, 1);
+	if ((rc = iso_open(&lib->conn)) < 0)
+		note(s, "iso_open: %s (%s)", iso_strerror(rc), iso_last_error());
+	else if ((rc = iso_spec_new(&lib->spec)) < 0 ||
+		 (rc = iso_spec_set_program(lib->spec, "/bin/true")) < 0)
+		note(s, "spec: %s", iso_strerror(rc));
+	return rc;
+}
+
+/* n: mode 3 without the guest's tree (s[0]), through that helper, and
+ * with it (s[1]), spawn by spawn in turn on two warm connections. */
+static void measure_library_noworld(UNUSED const struct mode *m, unsigned n,
 				    struct summary *s)
 {
-	setenv("ISOSPAWN_HELPER", noworld_helper, 1);
-	measure_library(m, n, s);
+	struct library_ctx without = { NULL, NULL }, with = { NULL, NULL };
+
+	if (open_library(&without, noworld_helper, s) == 0 &&
+	    open_library(&with, T_HELPER, s) == 0)
+		time_pair(run_library, &without, &with, n, s);
+	iso_spec_free(without.spec);
+	iso_spec_free(with.spec);
+	iso_close(without.conn);
+	iso_close(with.conn);
 }
 
 static void remove_noworld_helper(void)
@@ -449,7 +505,7 @@ static const struct mode modes[] = {
 	  T_UNCONFINED, measure_library, NULL, NULL },
 	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
 	  T_CALLER, measure_library, NULL, NULL },
-	{ 'n', "the same, without the guest's mount namespace (bench-only helper)",
+	{ 'n', "3 without the guest's mount namespace (bench-only helper)",
 	  T_CALLER, measure_library_noworld, NULL, NULL },
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
@@ -518,17 +574,16 @@ static const struct summary *result_of(struct summary (*r)[2], char key)
 	return NULL;
 }
 
-/* "label: +D µs (+P %)" of a over b, medians and p90s, when both ran. */
-static void print_ratio(struct summary (*r)[2], char a, char b, const char *label)
+/* x against y, medians and p90s, when both ran. */
+static void print_ratio(const struct summary *x, const struct summary *y,
+			const char *label)
 {
-	const struct summary *x = result_of(r, a), *y = result_of(r, b);
-
-	if (!x->measured || !y->measured)
+	if (!x || !y || !x->measured || !y->measured)
 		return;
-	printf("- %s: median %+.0f µs (%+.1f %%), p90 %+.0f µs (%+.1f %%); ratio %.2f\n",
-	       label, x->median_us - y->median_us,
-	       100 * (x->median_us / y->median_us - 1), x->p90_us - y->p90_us,
-	       100 * (x->p90_us / y->p90_us - 1), x->median_us / y->median_us);
+	printf("- %s: median %.0f against %.0f µs (%+.1f %%), p90 %.0f against %.0f µs "
+	       "(%+.1f %%)\n", label, x->median_us, y->median_us,
+	       100 * (x->median_us / y->median_us - 1), x->p90_us, y->p90_us,
+	       100 * (x->p90_us / y->p90_us - 1));
 }
 
 static void print_spawn_table(struct summary (*r)[2], const char *which)
@@ -551,8 +606,13 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
 		if (strchr(which, modes[i].key) && r[i][0].note[0])
 			printf("- %c: %s\n", modes[i].key, r[i][0].note);
-	print_ratio(r, '3', 'n', "the guest's mount namespace: 3 against n");
-	print_ratio(r, '4', '5', "the CLI against bwrap: 4 / 5");
+	if (strchr(which, 'n'))
+		print_ratio(&result_of(r, 'n')[1], &result_of(r, 'n')[0],
+			    "the guest's mount namespace (n: with, without, spawn by spawn "
+			    "in turn on two warm connections)");
+	print_ratio(result_of(r, '3'), result_of(r, 'n'),
+		    "mode 3 against n's without (separate blocks of spawns)");
+	print_ratio(result_of(r, '4'), result_of(r, '5'), "the CLI against bwrap: 4 / 5");
 	printf("\n");
 }
 

@@ -91,15 +91,18 @@ static int cover(int dir)
  * last component as a directory or, if !isdir, an empty file. Never
  * follows a symlink. A directory on the device `shared` (the template's
  * own read-only tmpfs; 0 for none) where something must be created first
- * gets a fresh tmpfs of its own, so the template is never changed. Returns
- * an O_PATH fd or -errno.
+ * gets a fresh tmpfs of its own, so the template is never changed; never
+ * `dir` itself, which that would hide whole. Returns an O_PATH fd or
+ * -errno.
  */
 static int make_point(int dir, const char *path, int isdir, dev_t shared)
 {
 	char part[ISO_WIRE_PATH_MAX], *p, *end;
-	struct stat st;
+	struct stat st, top;
 	int fd = dup(dir), next, want_dir, err = errno;
 
+	if (fstat(dir, &top) < 0)
+		top.st_ino = 0;
 	strlcpy(part, path, sizeof part);
 	for (p = part; fd >= 0 && *p; p = end) {
 		end = strchrnul(p, '/');
@@ -112,7 +115,8 @@ static int make_point(int dir, const char *path, int isdir, dev_t shared)
 			      (want_dir ? O_DIRECTORY : 0));
 		if (next < 0 && errno == ENOENT) {
 			if (create(fd, p, want_dir) < 0 && errno == EROFS && shared &&
-			    fstat(fd, &st) == 0 && st.st_dev == shared) {
+			    fstat(fd, &st) == 0 && st.st_dev == shared &&
+			    st.st_ino != top.st_ino) {
 				next = cover(fd);
 				close(fd);
 				fd = next;
