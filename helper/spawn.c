@@ -352,10 +352,12 @@ static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
  * more: keep the lease for the next spawn, or give it back. */
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
-	if (ctx->nidle < ISO_IDLE_LEASES)
+	if (ctx->nidle < ISO_IDLE_LEASES) {
 		ctx->idle[ctx->nidle++] = *lease;
-	else
+	} else {
+		world_unlease(ctx->world, lease->uid);
 		lease_release(lease);
+	}
 	lease->lock_fd = -1;
 }
 

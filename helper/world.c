@@ -308,8 +308,10 @@ static int build(void *arg)
 	b->w->ns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (b->w->ns_fd < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		rc = iso_why_errno(b->why, b->n, "a private mount namespace");
+	/* Room for the passwd and group files (a page each) of every uid a
+	 * connection holds: ISO_GUESTS_MAX live, ISO_IDLE_LEASES idle. */
 	else if (mount("tmpfs", ISO_STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
-		       "mode=0755,size=1m") < 0 ||
+		       "mode=0755,size=16m") < 0 ||
 		 (root = open(ISO_STATE_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root");
 	if (rc == 0)
@@ -394,6 +396,21 @@ int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n)
 	snprintf(text, sizeof text, "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
 	snprintf(path, sizeof path, "%u/group", u);
 	return write_file(w->ids_fd, path, text, why, n);
+}
+
+void world_unlease(const struct iso_world *w, uid_t uid)
+{
+	static const char *const files[] = { "group", "passwd" };
+	char path[40];
+
+	if (w->ns_fd < 0)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%u/%s", (unsigned)uid, files[i]);
+		(void)unlinkat(w->ids_fd, path, 0);
+	}
+	snprintf(path, sizeof path, "%u", (unsigned)uid);
+	(void)unlinkat(w->ids_fd, path, AT_REMOVEDIR);
 }
 
 /* Opened as uid with no supplementary groups: the program (links

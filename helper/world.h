@@ -34,6 +34,9 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
  * once per connection and uid. Returns 0 or -errno with a reason. */
 int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n);
 
+/* The uid goes back to the pool: its entries go too. */
+void world_unlease(const struct iso_world *w, uid_t uid);
+
 /*
  * In the reaper, root, before the drop: open the program and the request's
  * grants as `uid` would on the host, then move into a private copy of the
