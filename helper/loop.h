@@ -43,7 +43,7 @@ struct iso_server {
 
 /* "file:line" of the matched rule, for logs and messages. */
 #define ISO_RULE_FMT "%s:%u"
-#define ISO_RULE_ARGS(rule) ISO_POLICY_PATH, (rule)->line
+#define ISO_RULE_ARGS(rule) (rule)->file, (rule)->line
 
 /* Allocate the server's buffers; everything per-connection is made here. */
 int server_init(struct iso_server *srv, int sock, char *why, size_t n);

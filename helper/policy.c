@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -61,6 +62,10 @@ static const int limit_in_bytes[ISO_LIMIT_COUNT] = {
 struct parser {
 	const char *name; /* the file, for messages */
 	unsigned line;
+	const char *at, *at_end; /* the line being parsed */
+	const char *rule_at;	 /* where the open rule starts */
+	int check;		 /* policy_add_file()'s, for included files */
+	int may_include;	 /* a main file, not yet included */
 	char *why;
 	size_t n;
 	struct iso_policy *policy;
@@ -276,8 +281,8 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 
 		if (lo <= other->pool_last && other->pool_first <= hi)
 			return fail(p, "expected a pool apart from the pool %" PRIu32 "-%" PRIu32
-				    " of the rule at line %u, got '%s'", other->pool_first,
-				    other->pool_last, other->line, arg[0]);
+				    " of the rule at %s:%u, got '%s'", other->pool_first,
+				    other->pool_last, other->file, other->line, arg[0]);
 	}
 	if ((rc = pool_has_account(p, lo, hi, arg[0])) < 0)
 		return rc;
@@ -498,6 +503,9 @@ static int open_rule(struct parser *p, char *const *word, size_t nword)
 	memset(p->seen, 0, sizeof(p->seen));
 	memset(p->limit_seen, 0, sizeof(p->limit_seen));
 	p->rule = r;
+	p->rule_at = p->at;
+	if ((r->file = strdup(p->name)) == NULL)
+		return out_of_memory(p);
 	return parse_match(p, r, word[1]);
 }
 
@@ -525,6 +533,9 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 			    "opened at line %u serves many callers), got it in that rule",
 			    leaves_files, r->line);
 	r->programs_any = r->programs == NULL;
+	/* Kept as written: the caller it matches may read it (RULE). */
+	if ((r->text = strndup(p->rule_at, (size_t)(p->at_end - p->rule_at))) == NULL)
+		return out_of_memory(p);
 	for (size_t i = 0; i < COUNT(lists); i++)
 		if (*lists[i] == NULL && (*lists[i] = iso_strv_new(NULL, 0)) == NULL)
 			return out_of_memory(p);
@@ -564,6 +575,34 @@ static int rule_line(struct parser *p, char *const *word, size_t nword)
 	return 0;
 }
 
+/* "include DIR" between rules, once, in a main file: the drop-ins of DIR
+ * are read here, as if their rules stood in its place. A drop-in includes
+ * nothing, so there is no recursion. */
+static int include_dir(struct parser *p, char *const *word, size_t nword)
+{
+	char file[PATH_MAX + NAME_MAX + 2]; /* never cut: policy_check_path judges it */
+	struct dirent **list;
+	int count, rc;
+
+	if (nword != 2 || iso_path_check(word[1], ISO_PATH_ANY, NULL) < 0)
+		return fail(p, "expected a directory (absolute normalized path) alone after "
+			    "'include', got '%s'", nword > 1 ? word[1] : "end of line");
+	p->may_include = 0;
+	if ((p->policy->include = strdup(word[1])) == NULL)
+		return out_of_memory(p);
+	if ((count = rc = policy_dropins(word[1], &list, p->why, p->n)) > ISO_POLICY_DROPINS_MAX)
+		rc = fail(p, "expected at most %d *.conf files in %s, got %d",
+			  ISO_POLICY_DROPINS_MAX, word[1], count);
+	for (int i = 0; i < count; i++) {
+		snprintf(file, sizeof(file), "%s/%s", word[1], list[i]->d_name);
+		if (rc >= 0)
+			rc = policy_add_file(file, p->check, 0, p->policy, p->why, p->n);
+		free(list[i]);
+	}
+	free(list);
+	return rc < 0 ? rc : 0;
+}
+
 static int parse_line(struct parser *p, const char *text, size_t len)
 {
 	char line[ISO_POLICY_LINE_MAX + 1], *word[ISO_POLICY_WORDS_MAX], *w, *rest;
@@ -595,30 +634,35 @@ static int parse_line(struct parser *p, const char *text, size_t len)
 		return 0;
 	if (p->rule != NULL)
 		return rule_line(p, word, nword);
+	if (strcmp(word[0], "include") == 0 && p->may_include)
+		return include_dir(p, word, nword);
 	if (strcmp(word[0], "rule") != 0)
-		return fail(p, "expected 'rule', got '%s'", word[0]);
+		return fail(p, "expected 'rule'%s, got '%s'", p->may_include ? " or 'include'" : "",
+			    word[0]);
 	return open_rule(p, word, nword);
 }
 
-int policy_parse(const char *text, size_t len, const char *name, struct iso_policy *out,
-		 char *why, size_t n)
+/* Appends the rules of `text` to out; on failure out is emptied. */
+static int parse_more(const char *text, size_t len, const char *name, int check,
+		      int may_include, struct iso_policy *out, char *why, size_t n)
 {
 	struct parser p = { .name = name != NULL ? name : "(policy)", .why = why, .n = n,
-			    .policy = out };
+			    .policy = out, .check = check, .may_include = may_include };
 	size_t pos = 0;
 	int rc = 0;
 
-	*out = (struct iso_policy){ 0 };
 	if (len > ISO_POLICY_FILE_MAX)
-		return iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got %zu", p.name,
-			       ISO_POLICY_FILE_MAX, len);
-	if (text == NULL && len > 0)
-		return iso_why(why, n, EINVAL, "%s: no text", p.name);
+		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got %zu", p.name,
+			     ISO_POLICY_FILE_MAX, len);
+	else if (text == NULL && len > 0)
+		rc = iso_why(why, n, EINVAL, "%s: no text", p.name);
 	while (rc == 0 && pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl != NULL ? (size_t)(nl - text) : len;
 
 		p.line++;
+		p.at = text + pos;
+		p.at_end = text + end;
 		rc = parse_line(&p, text + pos, end - pos);
 		pos = end + 1;
 	}
@@ -628,6 +672,13 @@ int policy_parse(const char *text, size_t len, const char *name, struct iso_poli
 	if (rc < 0)
 		policy_free(out);
 	return rc;
+}
+
+int policy_parse(const char *text, size_t len, const char *name, struct iso_policy *out,
+		 char *why, size_t n)
+{
+	*out = (struct iso_policy){ 0 };
+	return parse_more(text, len, name, 1, 1, out, why, n);
 }
 
 /* ---- The file ---- */
@@ -687,22 +738,24 @@ int policy_check_dir(const char *path, uid_t owner, char *why, size_t n)
 	return check_tree(path, owner, 1, why, n);
 }
 
-int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
+int policy_add_file(const char *path, int check, int may_include, struct iso_policy *into,
+		    char *why, size_t n)
 {
 	struct stat st;
 	size_t len = 0;
 	char *text = NULL;
-	int fd, rc;
+	int fd, rc = 0;
 
-	*out = (struct iso_policy){ 0 };
-	if ((rc = policy_check_path(path, 0, why, n)) < 0)
-		return rc;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return iso_why_errno(why, n, "open %s", path);
+	if (check && (rc = policy_check_path(path, 0, why, n)) < 0)
+		goto done;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		rc = iso_why_errno(why, n, "open %s", path);
+		goto done;
+	}
 	/* Judge the file actually opened, not the name checked above. */
 	if (fstat(fd, &st) < 0)
 		rc = iso_why_errno(why, n, "fstat %s", path);
-	else
+	else if (check)
 		rc = check_stat(path, &st, 0, 0, why, n);
 	/* One byte more than allowed, to tell "full" from "too big". */
 	if (rc == 0 && (text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
@@ -722,9 +775,40 @@ int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
 		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got more", path,
 			     ISO_POLICY_FILE_MAX);
 	if (rc == 0)
-		rc = policy_parse(text, len, path, out, why, n);
+		rc = parse_more(text, len, path, check, may_include, into, why, n);
 	free(text);
+done:
+	if (rc < 0)
+		policy_free(into);
 	return rc;
+}
+
+/* "*.conf", not hidden: editors' and dpkg's leftovers are not read. */
+static int is_dropin(const struct dirent *e)
+{
+	size_t len = strlen(e->d_name);
+
+	return e->d_name[0] != '.' && len > 5 && strcmp(e->d_name + len - 5, ".conf") == 0;
+}
+
+int policy_dropins(const char *dir, struct dirent ***list, char *why, size_t n)
+{
+	int count, rc;
+
+	*list = NULL;
+	/* Absent: no drop-ins. Present: as safe as the main file. */
+	if ((rc = policy_check_dir(dir, 0, why, n)) < 0)
+		return rc == -ENOENT ? 0 : rc;
+	/* alphasort in the C locale (nothing here sets another): byte order. */
+	if ((count = scandir(dir, list, is_dropin, alphasort)) < 0)
+		return iso_why_errno(why, n, "scandir %s", dir);
+	return count;
+}
+
+int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
+{
+	*out = (struct iso_policy){ 0 };
+	return policy_add_file(path, 1, 1, out, why, n);
 }
 
 /* ---- Matching ---- */
@@ -750,6 +834,8 @@ void policy_free(struct iso_policy *policy)
 	if (policy == NULL)
 		return;
 	for (size_t i = 0; i < policy->nrules; i++) {
+		free(policy->rules[i].file);
+		free(policy->rules[i].text);
 		free(policy->rules[i].match_text);
 		/* Every list is filled by its keyword, so the table names them all. */
 		for (size_t k = 0; k < COUNT(keywords); k++)
@@ -757,5 +843,6 @@ void policy_free(struct iso_policy *policy)
 				free(*(char ***)((char *)&policy->rules[i] + keywords[k].field));
 	}
 	free(policy->rules);
+	free(policy->include);
 	*policy = (struct iso_policy){ 0 };
 }

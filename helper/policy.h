@@ -1,8 +1,10 @@
 /*
- * policy.h - the administrator's policy, isospawn.conf(5).
+ * policy.h - the administrator's policy, isospawn.conf(5): the main file
+ * and the drop-in files it includes, as one list of rules.
  *
- * The file MUST be owned by root and not writable by group or others, and so
- * MUST every directory above it; otherwise the helper refuses to run.
+ * Each file MUST be owned by root and not writable by group or others, and
+ * so MUST every directory above it and the drop-in directory; otherwise the
+ * helper refuses to run.
  * Parsing is bounded (sizes below) and total: an unknown keyword, a missing
  * value or an out-of-range number is an error naming file, line and what was
  * expected.
@@ -20,6 +22,7 @@
 #define ISO_POLICY_RULES_MAX 64		/* rules in the file */
 #define ISO_POLICY_WORDS_MAX 64		/* words on one line */
 #define ISO_POLICY_POOL_MAX 65536	/* uids in one pool */
+#define ISO_POLICY_DROPINS_MAX 64	/* *.conf files in the drop-in directory */
 
 enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
 enum iso_seccomp_profile {
@@ -35,7 +38,9 @@ enum iso_landlock_mode {
 };
 
 struct iso_rule {
-	unsigned line;	     /* where the rule starts, for messages */
+	char *file;	     /* the file it is in, and */
+	unsigned line;	     /* where it starts, for messages */
+	char *text;	     /* its lines as written, 'rule' to '}' */
 	enum iso_match match;
 	uint32_t id;	     /* uid or gid matched */
 	char *match_text;    /* "user:alice" / "group:#1234", for logs */
@@ -71,17 +76,19 @@ struct iso_rule {
 };
 
 struct iso_policy {
-	struct iso_rule *rules;
+	struct iso_rule *rules; /* in the order read: first match wins */
 	size_t nrules;
+	char *include;		/* the directory included, or NULL */
 };
 
 /* Built-in ceilings when a rule sets none (isospawn.conf(5) lists them). */
 extern const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT];
 
 /*
- * Check that `path` and every directory above it are owned by `owner` (root
- * in the helper) and not writable by group or others. Returns 0 or -EPERM
- * with a reason naming the offending path; -errno if one cannot be examined.
+ * Check that `path` (a regular file) and every directory above it are owned
+ * by `owner` (root in the helper) and not writable by group or others.
+ * Returns 0 or -EPERM with a reason naming the offending path; -errno if one
+ * cannot be examined.
  */
 int policy_check_path(const char *path, uid_t owner, char *why, size_t n);
 
@@ -93,9 +100,25 @@ int policy_check_dir(const char *path, uid_t owner, char *why, size_t n);
 int policy_parse(const char *text, size_t len, const char *name,
 		 struct iso_policy *out, char *why, size_t n);
 
-/* policy_check_path(path, 0) then read (bounded) and parse. */
-int policy_load(const char *path, struct iso_policy *out, char *why,
-		size_t n);
+/* Read one file (bounded) and append its rules to *into, after
+ * policy_check_path(path, 0) and the same check of the opened file when
+ * `check`. With may_include, its "include DIR" line reads the drop-ins of
+ * DIR in its place, checked alike. Pools must stay apart from those already
+ * in *into. On failure *into is emptied. */
+int policy_add_file(const char *path, int check, int may_include,
+		    struct iso_policy *into, char *why, size_t n);
+
+/* The drop-in files of `dir`: "*.conf" names not starting with '.', in
+ * byte order, as a scandir(3) list (free each entry and the array). Returns
+ * their count, 0 when dir does not exist, or -errno (policy_check_dir(dir,
+ * 0) first). */
+struct dirent;
+int policy_dropins(const char *dir, struct dirent ***list, char *why,
+		   size_t n);
+
+/* The whole policy: the main file `path` and the drop-ins it includes, all
+ * checked. On failure *out holds nothing. */
+int policy_load(const char *path, struct iso_policy *out, char *why, size_t n);
 
 /* The first rule matching the caller, or NULL. */
 const struct iso_rule *policy_match(const struct iso_policy *policy,

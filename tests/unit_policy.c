@@ -190,6 +190,20 @@ START_TEST(minimal_rule_gets_defaults)
 }
 END_TEST
 
+START_TEST(rule_keeps_its_file_line_and_text)
+{
+	accepted("# head\nrule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n\n"
+		 "rule user:#2 {\n  pool 1900000020-1900000029 # two\n  programs any\n}");
+	ck_assert_uint_eq(pol.nrules, 2);
+	ck_assert_str_eq(pol.rules[0].file, NAME);
+	ck_assert_uint_eq(pol.rules[0].line, 2);
+	ck_assert_str_eq(pol.rules[0].text, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}");
+	ck_assert_uint_eq(pol.rules[1].line, 7);
+	ck_assert_str_eq(pol.rules[1].text,
+			 "rule user:#2 {\n  pool 1900000020-1900000029 # two\n  programs any\n}");
+}
+END_TEST
+
 START_TEST(default_ceilings_are_documented_values)
 {
 	ck_assert_uint_eq(iso_default_ceiling[ISO_LIMIT_CPU], 3600);
@@ -402,13 +416,30 @@ START_TEST(no_matching_rule_is_null)
 }
 END_TEST
 
+/* text with every `from` replaced by `to`, in a new allocation. */
+static char *replace(const char *text, const char *from, const char *to)
+{
+	char *out = calloc(2, strlen(text) + 1), *o = out, *hit;
+	const char *t;
+
+	ck_assert_ptr_nonnull(out);
+	for (t = text; (hit = strstr(t, from)) != NULL; t = hit + strlen(from)) {
+		memcpy(o, t, (size_t)(hit - t));
+		o += hit - t;
+		memcpy(o, to, strlen(to));
+		o += strlen(to);
+	}
+	strcpy(o, t);
+	return out;
+}
+
 /* The default policy installed by "make install", with the group it names
- * (which may not exist here) replaced by a number, parsed into pol. */
+ * (which may not exist here) replaced by a number and its drop-in directory
+ * (whose files this machine may hold) by one that does not exist, parsed
+ * into pol. */
 static void parse_shipped_policy(void)
 {
-	static const char from[] = "group:isospawn", to[] = "group:#12345";
-	char path[4096], *text, *out, *hit, *o;
-	const char *t;
+	char path[4096], *text, *out, *out2;
 	size_t len;
 	FILE *f;
 	int rc;
@@ -417,24 +448,18 @@ static void parse_shipped_policy(void)
 	f = fopen(path, "r");
 	ck_assert_msg(f != NULL, "cannot open %s", path);
 	text = calloc(1, ISO_POLICY_FILE_MAX + 1);
-	out = calloc(2, ISO_POLICY_FILE_MAX + 1);
 	ck_assert_ptr_nonnull(text);
-	ck_assert_ptr_nonnull(out);
 	len = fread(text, 1, ISO_POLICY_FILE_MAX, f);
 	fclose(f);
-	for (t = text, o = out; (hit = strstr(t, from)) != NULL;
-	     t = hit + strlen(from)) {
-		memcpy(o, t, (size_t)(hit - t));
-		o += hit - t;
-		memcpy(o, to, strlen(to));
-		o += strlen(to);
-	}
-	strcpy(o, t);
-	rc = parse(out);
+	out = replace(text, "group:isospawn", "group:#12345");
+	out2 = replace(out, "\ninclude /etc/isospawn.d\n", "\ninclude /nonexistent/isospawn.d\n");
+	ck_assert_str_ne(out, out2);
+	rc = parse(out2);
 	ck_assert_msg(rc == 0, "%s: %s", path, why);
 	ck_assert_uint_gt(len, 0);
 	free(text);
 	free(out);
+	free(out2);
 }
 
 START_TEST(shipped_default_policy_parses)
@@ -442,6 +467,7 @@ START_TEST(shipped_default_policy_parses)
 	const struct iso_rule *r;
 
 	parse_shipped_policy();
+	ck_assert_str_eq(pol.include, "/nonexistent/isospawn.d");
 	ck_assert_uint_eq(pol.nrules, 1);
 	r = &pol.rules[0];
 	ck_assert_int_eq(r->match, ISO_MATCH_GROUP);
@@ -469,6 +495,37 @@ END_TEST
 /* Refused                                                              */
 
 #define RULE_HEAD "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
+
+START_TEST(include_needs_one_absolute_directory)
+{
+	refused("include\n", NAME ":1: expected a directory (absolute normalized path) alone "
+			      "after 'include', got 'end of line'");
+	refused("include isospawn.d\n", NAME ":1: expected a directory (absolute normalized "
+					 "path) alone after 'include', got 'isospawn.d'");
+	refused("include /a /b\n", NAME ":1: expected a directory (absolute normalized path) "
+				    "alone after 'include', got '/a'");
+}
+END_TEST
+
+START_TEST(include_only_once)
+{
+	refused("include /nonexistent/a\ninclude /nonexistent/b\n",
+		NAME ":2: expected 'rule', got 'include'");
+}
+END_TEST
+
+START_TEST(include_not_inside_a_rule)
+{
+	refused(RULE_HEAD "include /nonexistent/a\n}\n",
+		NAME ":4: expected a rule keyword (see isospawn.conf(5)) or '}', got 'include'");
+}
+END_TEST
+
+START_TEST(unknown_top_level_word_names_include)
+{
+	refused("rules user:#1 {\n", NAME ":1: expected 'rule' or 'include', got 'rules'");
+}
+END_TEST
 
 START_TEST(unknown_keyword)
 {
@@ -619,7 +676,7 @@ START_TEST(overlapping_pools)
 	refused("rule user:#1 {\npool 1900001000-1900001999\nprograms any\n}\n"
 		"rule user:#2 {\npool 1900001500-1900002500\nprograms any\n}\n",
 		NAME ":6: expected a pool apart from the pool 1900001000-1900001999 of "
-		     "the rule at line 1, got '1900001500-1900002500'");
+		     "the rule at " NAME ":1, got '1900001500-1900002500'");
 }
 END_TEST
 
@@ -871,7 +928,7 @@ END_TEST
 
 START_TEST(stray_closing_brace)
 {
-	refused("# nothing open\n}\n", NAME ":2: expected 'rule', got '}'");
+	refused("# nothing open\n}\n", NAME ":2: expected 'rule' or 'include', got '}'");
 }
 END_TEST
 
@@ -986,6 +1043,7 @@ static Suite *policy_suite(void)
 	tcase_add_checked_fixture(ok, NULL, teardown_policy);
 	tcase_add_test(ok, full_rule_with_every_keyword);
 	tcase_add_test(ok, minimal_rule_gets_defaults);
+	tcase_add_test(ok, rule_keeps_its_file_line_and_text);
 	tcase_add_test(ok, default_ceilings_are_documented_values);
 	tcase_add_test(ok, numeric_uid_and_gid);
 	tcase_add_test(ok, names_resolved_at_parse_time);
@@ -1011,6 +1069,10 @@ static Suite *policy_suite(void)
 	suite_add_tcase(s, ok);
 
 	tcase_add_checked_fixture(bad, NULL, teardown_policy);
+	tcase_add_test(bad, include_needs_one_absolute_directory);
+	tcase_add_test(bad, include_only_once);
+	tcase_add_test(bad, include_not_inside_a_rule);
+	tcase_add_test(bad, unknown_top_level_word_names_include);
 	tcase_add_test(bad, unknown_keyword);
 	tcase_add_test(bad, duplicate_keyword);
 	tcase_add_test(bad, duplicate_limit);
