@@ -26,6 +26,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,12 +37,32 @@
 
 #define LEASE_DIR ISO_STATE_DIR "/leases"
 
+/* A helper that is not root can do nothing; say why in one line. */
+static int not_root(char *why, size_t n)
+{
+	static const char head[] = "isospawn-helper is not running as root";
+	struct stat st;
+	struct statvfs fs;
+
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return iso_why(why, n, EPERM, "%s: the caller has no_new_privs set (NoNewPrivileges= "
+			       "or a seccomp filter), so the setuid bit was ignored", head);
+	if (stat("/proc/self/exe", &st) == 0 && (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
+		return iso_why(why, n, EPERM, "%s: it is not setuid root (owner uid %u, mode %04o)",
+			       head, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	if (statvfs("/proc/self/exe", &fs) == 0 && (fs.f_flag & ST_NOSUID))
+		return iso_why(why, n, EPERM, "%s: its file system is mounted nosuid", head);
+	return iso_why(why, n, EPERM, "%s (euid %u)", head, (unsigned)geteuid());
+}
+
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 {
 	struct ucred peer;
 	socklen_t len = sizeof(peer);
 	int ng;
 
+	if (geteuid() != 0)
+		return not_root(why, n);
 	caller->uid = getuid();
 	caller->gid = getgid();
 	ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);

@@ -22,7 +22,9 @@ struct iso_caller {
 
 /*
  * The caller is the helper's real uid/gid and supplementary groups; the
- * socket's SO_PEERCRED must name the same uid. Returns 0 or -EPERM/-errno.
+ * socket's SO_PEERCRED must name the same uid. Returns 0 or -EPERM/-errno;
+ * -EPERM with the reason (no_new_privs, no setuid bit, a nosuid mount) when
+ * the helper is not running as root.
  */
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n);
 
