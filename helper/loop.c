@@ -2,9 +2,9 @@
  * loop.c - the helper's event loop: requests in, guests out, status back.
  *
  * Single-threaded: epoll over the request socket, one pidfd per guest and a
- * signalfd; timeouts come from the nearest deadline. Replies are sent
- * without blocking and queued when the client is slow, so a client that
- * stops reading cannot stop timeouts from being enforced.
+ * signalfd. Replies are sent without blocking and queued when the client
+ * is slow. Timeouts are not the loop's: each guest's reaper enforces its
+ * own (spawn.c), so a caller that stops its helper cannot extend a guest.
  *
  * What a guest takes and gives back (lease, tree, channel) is spawn.c's;
  * this file only does the I/O and the bookkeeping of live guests.
@@ -43,9 +43,8 @@
 struct iso_guest_slot {
 	uint32_t id; /* 0 = free */
 	struct iso_child child;
-	uint64_t start_us, deadline_us; /* deadline 0 = none */
+	uint64_t start_us;
 	uint64_t cpu_limit_s;
-	int timed_out;
 };
 
 struct iso_outq {
@@ -173,9 +172,7 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 		return iso_why_errno(why, n, "epoll");
 	slot->id = id;
 	slot->start_us = now_us();
-	slot->deadline_us = plan->timeout_ms ? slot->start_us + plan->timeout_ms * 1000 : 0;
 	slot->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
-	slot->timed_out = 0;
 	if ((size_t)(slot - srv->slots) >= srv->high)
 		srv->high = (size_t)(slot - srv->slots) + 1;
 	srv->nlive++;
@@ -268,10 +265,7 @@ static void classify(const struct iso_guest_slot *g, struct iso_wire_exited *ex)
 	uint64_t cpu_us = ex->user_us + ex->sys_us;
 
 	ex->limit_hit = -1;
-	if (g->timed_out) {
-		ex->outcome = ISO_OUTCOME_TIMED_OUT;
-		ex->code = SIGKILL;
-	} else if (ex->outcome != ISO_OUTCOME_SIGNALED) {
+	if (ex->outcome != ISO_OUTCOME_SIGNALED) {
 		return;
 	} else if (ex->code == SIGXCPU ||
 		   (ex->code == SIGKILL && g->cpu_limit_s != UINT64_MAX &&
@@ -347,35 +341,6 @@ static int handle_socket(struct iso_server *srv)
 	return 1;
 }
 
-static int next_timeout_ms(struct iso_server *srv, uint64_t now)
-{
-	uint64_t best = UINT64_MAX;
-
-	for (size_t i = 0; i < srv->high; i++) {
-		struct iso_guest_slot *g = &srv->slots[i];
-		if (g->id && g->deadline_us && !g->timed_out && g->deadline_us < best)
-			best = g->deadline_us;
-	}
-	if (best == UINT64_MAX)
-		return -1;
-	if (best <= now)
-		return 0;
-	/* A deadline days away is reached by waking up on the way. */
-	return (best - now) / 1000 >= INT_MAX ? INT_MAX : (int)((best - now + 999) / 1000);
-}
-
-static void expire(struct iso_server *srv, uint64_t now)
-{
-	for (size_t i = 0; i < srv->high; i++) {
-		struct iso_guest_slot *g = &srv->slots[i];
-		if (g->id && g->deadline_us && !g->timed_out && g->deadline_us <= now) {
-			g->timed_out = 1;
-			/* Killing the reaper ends the whole namespace. */
-			(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, SIGKILL, NULL, 0);
-		}
-	}
-}
-
 static void shutdown_all(struct iso_server *srv)
 {
 	for (size_t i = 0; i < srv->high; i++)
@@ -422,7 +387,7 @@ int server_run(struct iso_server *srv)
 	int serving = 1;
 
 	while (serving) {
-		int nev = epoll_wait(srv->epfd, evs, 64, next_timeout_ms(srv, now_us()));
+		int nev = epoll_wait(srv->epfd, evs, 64, -1);
 		if (nev < 0 && errno != EINTR) {
 			syslog(LOG_ERR, "epoll_wait: %s", strerror(errno));
 			break;
@@ -440,7 +405,6 @@ int server_run(struct iso_server *srv)
 				finish_guest(srv, &srv->slots[tag]);
 			}
 		}
-		expire(srv, now_us());
 		if (srv->noutq >= OUTQ_MAX)
 			serving = 0;
 	}

@@ -2,13 +2,15 @@
  * spawn.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
- *   helper (root): lease a pool uid, its passwd entry, channel
+ *   helper (root): lease a pool uid, its passwd entry
  *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
- *   reaper: setsid, network, mounts (world.c: the program and grants
- *           opened as the guest, its own copy of the tree), drop to the
- *           pool uid (verified),
+ *   reaper: close what it does not need, arm the deadline, setsid,
+ *           network, mounts (world.c: the program and grants opened as
+ *           the guest, its own copy of the tree), drop to the pool uid
+ *           (verified), make the channel and send the caller's end to
+ *           the helper,
  *           vfork --> guest: rlimits, Landlock, seccomp, fds, execveat
- *           reap everything, report the guest's status, exit
+ *           reap everything (all of it at the deadline), report, exit
  *   helper: wait for the reaper, read its report, give the lease back
  *
  * Invariants:
@@ -17,7 +19,10 @@
  *  - The guest gets exactly fds 0-2 (the caller's or /dev/null) and, with a
  *    channel, fd 3. Every other fd of the helper is close-on-exec.
  *  - The reaper is pid 1 of the guest's PID namespace: when it exits, the
- *    kernel kills every process the guest started.
+ *    kernel kills every process the guest started. It enforces the
+ *    timeout itself: once dropped, nothing the caller can signal or stop
+ *    stands between the deadline and the guest.
+ *  - The reaper holds only the descriptors it and the guest need.
  *  - A lease is given back only after its reaper (and with it its whole PID
  *    namespace, and its mount namespace with its /tmp) is gone.
  *  - Nothing in the reaper or the guest allocates or compiles: the plan,
@@ -39,6 +44,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -50,16 +56,18 @@
 
 #define ENV_SLOTS (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 8)
 
-/* What the reaper tells the helper when the guest is gone. */
+/* What the reaper tells the helper when the guest is gone (before it, with
+ * a channel, one byte CHANNEL_SENT carrying the caller's end). */
 struct iso_report {
 	uint32_t magic;
-	uint32_t outcome; /* ISO_OUTCOME_EXITED, _SIGNALED or _FAILED */
+	uint32_t outcome; /* ISO_OUTCOME_EXITED, _SIGNALED, _TIMED_OUT or _FAILED */
 	int32_t code;	  /* exit code, signal or errno */
 	uint32_t stage;	  /* enum iso_stage for _FAILED */
 	uint64_t user_us, sys_us, maxrss_kib;
 	char reason[200]; /* for _FAILED: what went wrong (logged) */
 };
 #define ISO_REPORT_MAGIC 0x69736f72u
+#define CHANNEL_SENT 'c' /* never the first byte of a report ('r') */
 
 /* Written by the guest child before it gives up. The child is vfork()ed:
  * it shares the reaper's memory until it execs or exits, so the reaper
@@ -72,13 +80,21 @@ static struct {
 } guest_failure;
 
 static volatile pid_t guest_pid;
+static volatile sig_atomic_t deadline_passed;
 
 /* pid 1 of a namespace only receives signals it handles: forward them, so
- * iso_kill(SIGTERM) and the guest's own signals behave as usual. */
-static void forward_signal(int sig)
+ * iso_kill(SIGTERM) and the guest's own signals behave as usual. At the
+ * deadline (a SIGALRM from the kernel, SI_KERNEL, which a guest's kill()
+ * cannot forge) everything in the namespace is killed. */
+static void forward_signal(int sig, siginfo_t *info, void *context)
 {
-	if (guest_pid > 0)
+	(void)context;
+	if (sig == SIGALRM && info->si_code == SI_KERNEL) {
+		deadline_passed = 1;
+		(void)kill(-1, SIGKILL);
+	} else if (guest_pid > 0) {
 		(void)kill(guest_pid, sig);
+	}
 }
 
 static noreturn void guest_fail(enum iso_stage stage, int err,
@@ -173,7 +189,7 @@ static noreturn void reaper_fail(int fd, enum iso_stage stage, int err,
 
 static void reaper_signals(void)
 {
-	struct sigaction sa = { .sa_handler = forward_signal };
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
 
 	/* No SA_RESTART: a signal interrupts wait4 and is forwarded. */
 	sigemptyset(&sa.sa_mask);
@@ -195,7 +211,10 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 		if (w < 0 && errno == ECHILD)
 			reaper_fail(report_fd, ISO_STAGE_EXEC, ECHILD, "guest vanished");
 	}
-	if (guest_failure.failed) {
+	if (deadline_passed) {
+		rep.outcome = ISO_OUTCOME_TIMED_OUT;
+		rep.code = SIGKILL;
+	} else if (guest_failure.failed) {
 		rep.outcome = ISO_OUTCOME_FAILED;
 		rep.code = guest_failure.err;
 		rep.stage = guest_failure.stage;
@@ -211,16 +230,77 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 	reaper_report(report_fd, &rep);
 }
 
+/* Close every descriptor but keep[0..n) (any order; n small). */
+static void close_all_but(int *keep, size_t n)
+{
+	unsigned next = 0;
+
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < next)
+			continue;
+		if ((unsigned)keep[i] > next)
+			(void)close_range(next, (unsigned)keep[i] - 1, 0);
+		next = (unsigned)keep[i] + 1;
+	}
+	(void)close_range(next, ~0u, 0);
+}
+
+/* Right after the clone: the helper's request socket, other guests' pidfds
+ * and report sockets, epoll, signalfd and the rest are not the reaper's,
+ * and would count against the guest's nofile until its exec. Kept: stdio
+ * (which the guest's replace), the report socket, the caller's descriptors
+ * for the guest, /dev/null, the helper's pidfd, the guest's tree and the
+ * prepared Landlock paths. */
+static void reaper_fds(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+		       int report_fd)
+{
+	const struct iso_confine *c = ctx->confine;
+	int keep[13 + ISO_LANDLOCK_FIXED_MAX] = {
+		0, 1, 2, report_fd, plan->stdio[0], plan->stdio[1], plan->stdio[2],
+		ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd, ctx->world->root_fd,
+		ctx->world->ids_fd, c->root_fd,
+	};
+	size_t n = 13;
+
+	for (size_t i = 0; i < c->nfixed; i++)
+		keep[n++] = c->fixed_fd[i];
+	close_all_but(keep, n);
+}
+
+/* As the guest, so that SO_PEERCRED on either end names its uid, gid and
+ * this pid, never root: make the channel and send the caller's end to the
+ * helper. Returns the guest's end, or -errno. */
+static int make_channel(int report_fd)
+{
+	static const char sent = CHANNEL_SENT;
+	int chan[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		return -errno;
+	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
+		return -errno;
+	close(chan[0]);
+	return chan[1];
+}
+
 /*
- * pid 1 of the guest's namespaces, still root: its own session, the
- * network, the credentials; then the guest.
+ * pid 1 of the guest's namespaces, still root: its own descriptors, the
+ * deadline, its own session, the network, the guest's world, the
+ * credentials, the channel; then the guest.
  */
 static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 				 const struct iso_plan *plan, uid_t uid,
-				 int channel_fd, char *const envp[],
-				 int report_fd)
+				 char *const envp[], int report_fd)
 {
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
+	struct itimerval deadline = { .it_value = { (time_t)(plan->timeout_ms / 1000),
+						    (suseconds_t)(plan->timeout_ms % 1000) * 1000 } };
 	char why[sizeof(guest_failure.reason)];
 	int rc, prog;
 	pid_t pid;
@@ -232,6 +312,11 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
 	 * lost. */
 	sigemptyset(&none);
+	reaper_fds(ctx, plan, report_fd);
+	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
+	 * blocked, until the guest exists. */
+	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setitimer");
 	/* Its own session: no controlling terminal to inject into. */
 	if (setsid() < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
@@ -242,6 +327,10 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	if ((rc = world_enter(ctx->world, plan, uid, &prog, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
 			    -rc, why);
+	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
+	 * low descriptors free. */
+	if (prog < 4 && (prog = fcntl(prog, F_DUPFD_CLOEXEC, 4)) < 0)
+		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
 	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
 	/* Set after the drop (a credential change clears it); then make
@@ -249,6 +338,10 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 	    poll(&parent, 1, 0) != 0)
 		_exit(1);
+	const int channel_fd = plan->channel ? make_channel(report_fd) : -1;
+
+	if (plan->channel && channel_fd < 0)
+		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -channel_fd, "channel");
 	/* Returns once the guest has exec'd or given up. */
 	pid = vfork();
 	if (pid < 0)
@@ -281,10 +374,9 @@ static void final_env(const struct iso_plan *plan, int channel,
 	envp[i] = NULL;
 }
 
-/* Start the reaper of `plan` under `uid`; channel_fd (or -1) becomes the
- * guest's fd 3. */
+/* Start the reaper of `plan` under `uid`. */
 static int clone_reaper(const struct iso_spawn_ctx *ctx,
-			const struct iso_plan *plan, uid_t uid, int channel_fd,
+			const struct iso_plan *plan, uid_t uid,
 			struct iso_child *child, char *why, size_t n)
 {
 	struct clone_args args = { 0 };
@@ -293,9 +385,9 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	int report[2], pidfd = -1, rc;
 	long pid;
 
-	final_env(plan, channel_fd >= 0, envp);
-	if (pipe2(report, O_CLOEXEC) < 0)
-		return iso_why_errno(why, n, "pipe");
+	final_env(plan, plan->channel, envp);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
+		return iso_why_errno(why, n, "report socketpair");
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
 	 * namespace: no SysV/POSIX IPC object is shared with other guests
 	 * or the host. */
@@ -308,9 +400,7 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0) {
-		close(report[0]);
-		reaper_main(ctx, plan, uid, channel_fd, (char *const *)envp,
-			    report[1]);
+		reaper_main(ctx, plan, uid, (char *const *)envp, report[1]);
 	}
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -361,31 +451,53 @@ static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 	lease->lock_fd = -1;
 }
 
+/*
+ * The caller's end of the channel the reaper made as the guest. If the
+ * reaper failed before it could, its report comes instead (and stays for
+ * spawn_end()): the caller then gets an end whose peer is already gone,
+ * as it would had the guest closed the channel at once.
+ */
+static int take_channel(int report_fd, int *chan, char *why, size_t n)
+{
+	char first = 0;
+	int pair[2];
+	size_t nfds = 0;
+	unsigned seen;
+
+	if (recv(report_fd, &first, 1, MSG_PEEK) == 1 && first == CHANNEL_SENT &&
+	    iso_recv_fds(report_fd, &first, 1, 0, chan, 1, &nfds, &seen) == 1 && nfds == 1)
+		return 0;
+	iso_close_fds(chan, nfds);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return iso_why_errno(why, n, "channel socketpair");
+	close(pair[1]);
+	*chan = pair[0];
+	return 0;
+}
+
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		struct iso_child *child, int *client_chan, char *why,
 		size_t n)
 {
-	int chan[2] = { -1, -1 };
 	int rc;
 
 	*client_chan = -1;
 	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
 		return rc;
 	rc = world_lease(ctx->world, child->lease.uid, why, n);
-	if (rc == 0 && plan->channel &&
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
-		rc = iso_why_errno(why, n, "channel socketpair");
 	if (rc == 0)
-		rc = clone_reaper(ctx, plan, child->lease.uid, chan[1], child,
-				  why, n);
-	/* The guest's end is the reaper's now (or nobody's). */
-	iso_close_fds(&chan[1], 1);
-	if (rc == 0) {
-		*client_chan = chan[0];
-		return 0;
+		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
+	if (rc == 0 && plan->channel &&
+	    (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
+		/* The reaper goes, and with it what it started. */
+		struct iso_wire_exited gone;
+
+		(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
+		spawn_end(ctx, child, 0, &gone);
+		return rc;
 	}
-	iso_close_fds(&chan[0], 1);
-	lease_put(ctx, &child->lease);
+	if (rc < 0)
+		lease_put(ctx, &child->lease);
 	return rc;
 }
 
@@ -416,7 +528,7 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 		;
 	if (read_report(child->report_fd, &rep) < 0) {
 		/* The reaper died without a report: killed, with its guest,
-		 * by a timeout, a kill request or the OOM killer. */
+		 * by a kill request, the client's going or the OOM killer. */
 		rep.outcome = ISO_OUTCOME_SIGNALED;
 		rep.code = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 		rep.stage = ISO_STAGE_NONE;

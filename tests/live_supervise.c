@@ -1182,6 +1182,127 @@ START_TEST(live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The security review's runtime findings                              */
+
+/* argv with the guest's nofile and wall-clock timeout (0: the rule's). */
+static iso_guest *must_start_limited(iso_conn *conn, const char *const *argv,
+				     uint64_t nofile, uint64_t timeout_ms)
+{
+	iso_spec *spec = NULL;
+	iso_guest *g = NULL;
+	int rc = iso_spec_new(&spec);
+
+	if (rc == 0)
+		rc = iso_spec_set_program(spec, argv[0]);
+	if (rc == 0)
+		rc = iso_spec_set_argv(spec, argv);
+	if (rc == 0 && nofile)
+		rc = iso_spec_set_limit(spec, ISO_LIMIT_NOFILE, nofile);
+	if (rc == 0 && timeout_ms)
+		rc = iso_spec_set_timeout(spec, timeout_ms);
+	if (rc == 0)
+		rc = iso_spawn(conn, spec, &g);
+	iso_spec_free(spec);
+	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc),
+		      iso_last_error());
+	return g;
+}
+
+/* Finding 6: the caller may stop its own helper; the guest's timeout is
+ * enforced by its reaper all the same, which the caller cannot signal. */
+START_TEST(live_stopped_helper_does_not_extend_a_guest_past_its_timeout)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	struct uid_set s = { .n = 1 };
+	uid_t uid;
+	pid_t helper;
+	iso_conn *conn;
+	iso_guest *g;
+	int gone;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start_limited(conn, argv, 0, 1000);
+	uid = iso_guest_uid(g);
+	s.uids = &uid;
+	wait_asleep(uid);
+	helper = helper_of(getpid());
+	ck_assert_int_eq(kill(helper, SIGSTOP), 0);
+	gone = within_ms(no_process_of, &s, GONE_WITHIN_MS);
+	ck_assert_int_eq(kill(helper, SIGCONT), 0);
+	ck_assert_msg(gone, "the guest outlived its 1 s timeout by %d ms while its helper "
+		      "was stopped", GONE_WITHIN_MS);
+	must_end(g, 10000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
+	ck_assert_int_eq(iso_guest_exit_code(g), 124);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* Finding 8: the channel is made by the reaper after the drop, so its peer
+ * credentials name the guest (uid, gid and the pid iso_guest_pid() gives),
+ * never root: a service that authorises by them sees the untrusted guest
+ * as what it is. */
+START_TEST(live_channel_peer_credentials_name_the_guest)
+{
+	const char *argv[] = { T_PROBE, "echo", NULL };
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	ck_assert_int_eq(getsockopt(iso_channel_fd(g), SOL_SOCKET, SO_PEERCRED, &peer, &len), 0);
+	ck_assert_msg(peer.uid == iso_guest_uid(g) && peer.gid == iso_guest_uid(g),
+		      "the channel's peer is uid %u gid %u, the guest uid %u", (unsigned)peer.uid,
+		      (unsigned)peer.gid, (unsigned)iso_guest_uid(g));
+	ck_assert_int_eq(peer.pid, iso_guest_pid(g));
+	ck_assert_int_eq(shutdown(iso_channel_fd(g), SHUT_WR), 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+#define NOFILE_ASKED 64
+#define NOFILE_GUESTS (4 * NOFILE_ASKED)
+
+/* Finding 11: a reaper holds only what it and its guest need, not every
+ * descriptor of the helper, so a connection with four times the guests'
+ * nofile in live guests (each holding a pidfd and a report socket in the
+ * helper) still starts every guest within that nofile. */
+START_TEST(live_connection_with_four_times_nofile_live_guests_starts_each)
+{
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	const char *quick[] = { T_PROBE, "exit", "0", NULL };
+	static iso_guest *g[NOFILE_GUESTS];
+	iso_guest *last;
+	iso_conn *conn;
+
+	become(S_CALLER);
+	conn = open_conn();
+	for (int i = 0; i < NOFILE_GUESTS; i++)
+		g[i] = must_start_limited(conn, sleeper, NOFILE_ASKED, 0);
+	last = must_start_limited(conn, quick, NOFILE_ASKED, 0);
+	must_end(last, 30000);
+	ck_assert_msg(iso_guest_outcome(last) == ISO_OUTCOME_EXITED,
+		      "guest %d: outcome %d code %d", NOFILE_GUESTS + 1,
+		      iso_guest_outcome(last), iso_guest_code(last));
+	for (int i = 0; i < NOFILE_GUESTS; i++) {
+		ck_assert_msg(iso_wait(g[i], 0) == 1, "guest %d: outcome %d code %d", i + 1,
+			      iso_guest_outcome(g[i]), iso_guest_code(g[i]));
+		iso_guest_free(g[i]);
+	}
+	iso_guest_free(last);
+	iso_close(conn);
+}
+END_TEST
+
 static Suite *supervise_suite(void)
 {
 	Suite *s = suite_create("live_supervise");
@@ -1217,6 +1338,9 @@ static Suite *supervise_suite(void)
 	tcase_add_test(status, live_cli_status_json_writes_the_documented_fields);
 	tcase_add_test(status, live_wait_with_timeout_returns_1_while_guest_runs);
 	tcase_add_test(growth, live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged);
+	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
+	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
+	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_set_timeout(many, 120);
 	tcase_set_timeout(orphans, 60);
 	tcase_set_timeout(channel, 60);
