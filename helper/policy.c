@@ -223,11 +223,29 @@ static int parse_list(struct parser *p, const struct keyword *kw, char *const *a
 	return *field != NULL ? 0 : out_of_memory(p);
 }
 
+/* A pool holding account `id` (a user's uid or a group's gid): 0, or
+ * -EINVAL naming the rule's pool and the account. */
+static int pool_holds(const struct iso_policy *policy, uint32_t id, const char *kind,
+		      const char *name, char *why, size_t n)
+{
+	for (size_t i = 0; i < policy->nrules; i++) {
+		const struct iso_rule *r = &policy->rules[i];
+
+		if (id >= r->pool_first && id <= r->pool_last)
+			return iso_why(why, n, EINVAL, "%s:%u: expected a pool without accounts, "
+				       "got '%" PRIu32 "-%" PRIu32 "': %cid %u is the %s '%s'",
+				       r->file, r->pool_line, r->pool_first, r->pool_last,
+				       kind[0], (unsigned)id, kind, name);
+	}
+	return 0;
+}
+
 /* A pool id that is an account's would let the lease sweep kill that
  * user's processes, or give guests that group's files. Every entry the
- * system lists is checked: uids against users, gids (equal to the uids)
- * against groups. */
-static int pool_has_account(struct parser *p, uint64_t lo, uint64_t hi, const char *word)
+ * system lists is checked, in one pass for all the rules of all the files
+ * (each pass may ask systemd's userdb): uids against users, gids (equal to
+ * the uids) against groups. On failure the policy is emptied. */
+static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n)
 {
 	struct passwd *pw;
 	struct group *gr;
@@ -235,16 +253,14 @@ static int pool_has_account(struct parser *p, uint64_t lo, uint64_t hi, const ch
 
 	setpwent();
 	while (rc == 0 && (pw = getpwent()) != NULL)
-		if (pw->pw_uid >= lo && pw->pw_uid <= hi)
-			rc = fail(p, "expected a pool without accounts, got '%s': uid %u is the "
-				  "user '%s'", word, (unsigned)pw->pw_uid, pw->pw_name);
+		rc = pool_holds(policy, (uint32_t)pw->pw_uid, "user", pw->pw_name, why, n);
 	endpwent();
 	setgrent();
 	while (rc == 0 && (gr = getgrent()) != NULL)
-		if (gr->gr_gid >= lo && gr->gr_gid <= hi)
-			rc = fail(p, "expected a pool without accounts, got '%s': gid %u is the "
-				  "group '%s'", word, (unsigned)gr->gr_gid, gr->gr_name);
+		rc = pool_holds(policy, (uint32_t)gr->gr_gid, "group", gr->gr_name, why, n);
 	endgrent();
+	if (rc < 0)
+		policy_free(policy);
 	return rc;
 }
 
@@ -284,8 +300,7 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 				    " of the rule at %s:%u, got '%s'", other->pool_first,
 				    other->pool_last, other->file, other->line, arg[0]);
 	}
-	if ((rc = pool_has_account(p, lo, hi, arg[0])) < 0)
-		return rc;
+	r->pool_line = p->line;
 	r->pool_first = (uint32_t)lo;
 	r->pool_last = (uint32_t)hi;
 	return 0;
@@ -677,8 +692,11 @@ static int parse_more(const char *text, size_t len, const char *name, int check,
 int policy_parse(const char *text, size_t len, const char *name, struct iso_policy *out,
 		 char *why, size_t n)
 {
+	int rc;
+
 	*out = (struct iso_policy){ 0 };
-	return parse_more(text, len, name, 1, 1, out, why, n);
+	rc = parse_more(text, len, name, 1, 1, out, why, n);
+	return rc < 0 ? rc : pools_without_accounts(out, why, n);
 }
 
 /* ---- The file ---- */
@@ -807,8 +825,11 @@ int policy_dropins(const char *dir, struct dirent ***list, char *why, size_t n)
 
 int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
 {
+	int rc;
+
 	*out = (struct iso_policy){ 0 };
-	return policy_add_file(path, 1, 1, out, why, n);
+	rc = policy_add_file(path, 1, 1, out, why, n);
+	return rc < 0 ? rc : pools_without_accounts(out, why, n);
 }
 
 /* ---- Matching ---- */

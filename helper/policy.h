@@ -46,6 +46,7 @@ struct iso_rule {
 	char *match_text;    /* "user:alice" / "group:#1234", for logs */
 
 	uint32_t pool_first, pool_last; /* inclusive; never 0 or -1 */
+	unsigned pool_line;		/* where the pool is, for messages */
 
 	int programs_any;
 	char **programs;       /* NULL-terminated absolute paths */
