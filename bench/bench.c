@@ -1,22 +1,36 @@
 /*
  * bench.c - what a spawn through isospawn costs, next to raw posix_spawn and
- * to other sandboxing tools, and what its message channel costs next to a
+ * to other sandboxing tools; how that grows with concurrent clients, live
+ * guests and big requests; and what its message channel costs next to a
  * plain socketpair.
  *
- *   isospawn-bench [-n N] [-m MODES]      (as root; `make bench` runs it)
+ *   isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]
+ *                                          (as root; `make bench` runs it)
  *
  * It installs the test helper and policy (tests/install.c), then measures
  * each mode in a forked child: the isospawn modes and the posix_spawn
  * baseline as an unprivileged caller, as the live tests do, the other tools
  * as root, as they need here. Each spawn of /bin/true is timed on its own
- * (CLOCK_MONOTONIC), after untimed warm-up runs. The output is Markdown.
+ * (CLOCK_MONOTONIC), after untimed warm-up runs.
+ *
+ * A mode is one row of the table below (modes[]): a key for -m, a label,
+ * the uid it runs as and a measure function that times one run after
+ * another with time_runs(). The same function serves the scaling table:
+ * there time_runs() waits for a common start and counts runs until the
+ * window closes, in 1, 2, 4, 8 and 16 such clients at once.
+ *
+ * The output is Markdown on stdout; with -o, the same rows as PREFIX.csv
+ * and every timing as PREFIX-samples.csv, which bench/plot draws.
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,13 +59,25 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "13n24567c"
+#define ALL_MODES "lL13n24567aegxc" /* g: live guests, x: scaling */
+#define SCALED_MODES "1345"	   /* the scaling table's columns */
+#define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
+#define BIG_ARGC 1000		   /* argv entries of the big request */
+#define BIG_OVERRIDES 128	   /* overrides of the big request ... */
+#define BIG_VALUE 1000		   /* ... of this many bytes each: all 128
+				    * fit the 128 KiB datagram */
+
+static const unsigned client_counts[] = { 1, 2, 4, 8, 16 };
+static const unsigned guest_counts[] = { 0, 100, 1000 };
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* What a measuring child hands back, through shared memory. */
 struct summary {
 	int measured;
 	char note[400]; /* why it was skipped, or a remark */
 	double median_us, p90_us, mb_per_s;
+	double per_s;	 /* scaling: runs per second of this client */
+	long rss_kib[2]; /* live guests: the helper's VmRSS before, after */
 };
 
 struct mode {
@@ -60,8 +86,11 @@ struct mode {
 	uid_t uid; /* the measuring child's uid; 0 stays root */
 	/* Fills s[0] (spawns, or channel round trips), s[1] (throughput). */
 	void (*measure)(const struct mode *m, unsigned n, struct summary *s);
-	const char *const *argv; /* commands: argv[0] a name or a path */
-	const char *const *envp; /* NULL: the child's environment */
+	/* Commands: argv[0] a name or a path; envp NULL: the child's
+	 * environment. Library modes: the guest's argv (NULL: /bin/true) and
+	 * overrides ("NAME=value"). */
+	const char *const *argv;
+	const char *const *envp;
 };
 
 /* One timed run: 0, or -1 with the reason in s->note. */
@@ -92,17 +121,60 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median and the nearest-rank p90 of n times (sorted here). */
+/* Where a measuring child leaves its timings (shared memory, room for
+ * samples_cap of them), for the samples file; NULL: nowhere. */
+static double *samples_out;
+static unsigned samples_cap;
+
+/* The median and the nearest-rank p90 of n times (sorted here); the
+ * first summary a child makes also leaves its times in samples_out. */
 static void summarize(double *us, unsigned n, struct summary *s)
 {
 	qsort(us, n, sizeof(*us), by_value);
 	s->median_us = n % 2 ? us[n / 2] : (us[n / 2 - 1] + us[n / 2]) / 2;
 	s->p90_us = us[(9 * (size_t)n + 9) / 10 - 1]; /* ceil(0.9 n) - 1 */
 	s->measured = 1;
+	if (samples_out && n <= samples_cap)
+		memcpy(samples_out, us, n * sizeof(*us));
+	samples_out = NULL;
 }
 
-/* WARMUP untimed runs, then n timed one by one; s gets the median and the
- * nearest-rank p90 when every run succeeded (and memory was there). */
+/*
+ * The scaling table's clients: each signals `ready` once warm, waits for
+ * `go` to reach end of file, then runs until `end_us` (the parent's clock
+ * reading, in shared memory: CLOCK_MONOTONIC is system-wide).
+ */
+static struct {
+	int ready, go; /* pipe ends; -1: time runs one by one instead */
+	const volatile double *end_us;
+} window = { -1, -1, NULL };
+
+static void count_runs(run_fn run, const void *ctx, struct summary *s)
+{
+	double t0, t1;
+	char c = 0;
+	long done = 0;
+
+	/* Closed once written: a client that fails before this point exits,
+	 * and the parent stops waiting at end of file. */
+	if (write(window.ready, &c, 1) != 1 || close(window.ready) < 0 ||
+	    read(window.go, &c, 1) != 0) {
+		note(s, "lost the start signal");
+		return;
+	}
+	t0 = t1 = now_us();
+	while (t1 < *window.end_us) {
+		if (run(ctx, s) < 0)
+			return;
+		done++;
+		t1 = now_us();
+	}
+	s->per_s = (double)done * 1e6 / (t1 - t0);
+	s->measured = 1;
+}
+
+/* WARMUP untimed runs, then n timed one by one; summarized when every run
+ * succeeded (and memory was there). Scaling clients count instead. */
 static void time_runs(run_fn run, const void *ctx, unsigned n,
 		      struct summary *s)
 {
@@ -110,13 +182,17 @@ static void time_runs(run_fn run, const void *ctx, unsigned n,
 	int i;
 
 	for (i = -WARMUP; us && i < (int)n; i++) {
+		if (i == 0 && window.go >= 0)
+			break;
 		t0 = now_us();
 		if (run(ctx, s) < 0)
 			break;
 		if (i >= 0)
 			us[i] = now_us() - t0;
 	}
-	if (us && i == (int)n)
+	if (us && i == 0 && window.go >= 0)
+		count_runs(run, ctx, s);
+	else if (us && i == (int)n)
 		summarize(us, n, s);
 	free(us);
 }
@@ -211,29 +287,20 @@ static int run_library(const void *ctx, struct summary *s)
 	return failed ? -1 : 0;
 }
 
-/* 2, 3: one helper started once (untimed), then spawn after spawn of the
- * same spec, as a service would. */
-static void measure_library(UNUSED const struct mode *m, unsigned n,
-			    struct summary *s)
+/* The mode's overrides ("NAME=value") into spec. 0, or negative. */
+static int set_overrides(iso_spec *spec, const char *const *envp)
 {
-	struct library_ctx lib = { NULL, NULL };
-	int rc;
+	char name[256];
+	const char *eq;
+	int rc = 0;
 
-	if ((rc = iso_open(&lib.conn)) < 0)
-		note(s, "iso_open: %s (%s)", iso_strerror(rc), iso_last_error());
-	else if ((rc = iso_spec_new(&lib.spec)) < 0 ||
-		 (rc = iso_spec_set_program(lib.spec, "/bin/true")) < 0)
-		note(s, "spec: %s", iso_strerror(rc));
-	else
-		time_runs(run_library, &lib, n, s);
-	iso_spec_free(lib.spec);
-	iso_close(lib.conn);
+	for (; rc == 0 && envp && *envp; envp++) {
+		eq = strchr(*envp, '=');
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - *envp) : 0, *envp);
+		rc = iso_spec_set_env(spec, name, eq ? eq + 1 : "");
+	}
+	return rc;
 }
-
-/* The bench-only helper build without the guest's mount namespace
- * (Makefile.am: bench/isospawn-helper-noworld), installed beside the test
- * helper for this run. */
-static char noworld_helper[160];
 
 /* One warm connection to `helper`, spawning /bin/true. */
 static int open_library(struct library_ctx *lib, const char *helper,
@@ -249,6 +316,106 @@ static int open_library(struct library_ctx *lib, const char *helper,
 		note(s, "spec: %s", iso_strerror(rc));
 	return rc;
 }
+
+/* A connection and the spec of the mode's guest; 0, or -1 with a note. */
+static int library_open(const struct mode *m, struct library_ctx *lib,
+			struct summary *s)
+{
+	int rc;
+
+	lib->conn = NULL;
+	lib->spec = NULL;
+	if ((rc = open_library(lib, T_HELPER, s)) == 0 &&
+	    ((rc = iso_spec_set_argv(lib->spec, m->argv)) < 0 ||
+	     (rc = set_overrides(lib->spec, m->envp)) < 0))
+		note(s, "spec: %s", iso_strerror(rc));
+	return rc < 0 ? -1 : 0;
+}
+
+static void library_close(struct library_ctx *lib)
+{
+	iso_spec_free(lib->spec);
+	iso_close(lib->conn);
+}
+
+/* 2, 3, a, e: one helper started once (untimed), then spawn after spawn
+ * of the same spec, as a service would. */
+static void measure_library(const struct mode *m, unsigned n,
+			    struct summary *s)
+{
+	struct library_ctx lib;
+
+	if (library_open(m, &lib, s) == 0)
+		time_runs(run_library, &lib, n, s);
+	library_close(&lib);
+}
+
+/* The VmRSS of this process's child `name` (the helper), or -1. */
+static long child_rss_kib(const char *name)
+{
+	char path[300], buf[4096], *at;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long kib = -1;
+	FILE *f;
+	size_t len;
+	int ppid;
+
+	while (d && kib < 0 && (e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		if (strncmp(buf, "Name:\t", 6) != 0 || strncmp(buf + 6, name, strlen(name)) != 0 ||
+		    !(at = strstr(buf, "\nPPid:\t")) || sscanf(at + 7, "%d", &ppid) != 1 ||
+		    ppid != getpid() || !(at = strstr(buf, "\nVmRSS:\t")))
+			continue;
+		kib = strtol(at + 8, NULL, 10);
+	}
+	if (d)
+		closedir(d);
+	return kib;
+}
+
+static unsigned live_guests; /* for measure_live: how many sleep beside */
+
+/* g: the same spawn as 3, with live_guests sleeping guests on the same
+ * connection, and the helper's memory before and after starting them. */
+static void measure_live(const struct mode *m, unsigned n, struct summary *s)
+{
+	static const char *const sleeper[] = { "/bin/sleep", "3600", NULL };
+	struct library_ctx lib;
+	iso_spec *sleep_spec = NULL;
+	iso_guest *g;
+	unsigned i = 0;
+	int rc = -1;
+
+	if (library_open(m, &lib, s) == 0 &&
+	    ((rc = iso_spec_new(&sleep_spec)) < 0 ||
+	     (rc = iso_spec_set_program(sleep_spec, sleeper[0])) < 0 ||
+	     (rc = iso_spec_set_argv(sleep_spec, sleeper)) < 0))
+		note(s, "spec: %s", iso_strerror(rc));
+	s->rss_kib[0] = child_rss_kib("isospawn-helper");
+	/* The guests stay the connection's: iso_close() ends them. */
+	for (; rc == 0 && i < live_guests; i++)
+		if ((rc = iso_spawn(lib.conn, sleep_spec, &g)) < 0)
+			note(s, "sleeping guest %u: %s (%s)", i + 1, iso_strerror(rc),
+			     iso_last_error());
+	s->rss_kib[1] = child_rss_kib("isospawn-helper");
+	if (rc == 0)
+		time_runs(run_library, &lib, n, s);
+	iso_spec_free(sleep_spec);
+	library_close(&lib);
+}
+
+/* The bench-only helper build without the guest's mount namespace
+ * (Makefile.am: bench/isospawn-helper-noworld), installed beside the test
+ * helper for this run. */
+static char noworld_helper[160];
 
 /* n: mode 3 without the guest's tree (s[0]), through that helper, and
  * with it (s[1]), spawn by spawn in turn on two warm connections. */
@@ -497,10 +664,19 @@ static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n,
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
+/* The big request's argv and overrides, filled in by main(). */
+static const char *big_argv[BIG_ARGC + 1];
+static const char *big_env[BIG_OVERRIDES + 1];
+
 /* The spawn modes first; ratios divide by modes[0]. */
 static const struct mode modes[] = {
 	{ '1', "posix_spawn + waitpid (uid 65534)", T_CALLER,
 	  measure_posix_spawn, NULL, NULL },
+	/* What starting any command costs here: 4-7 minus this is the tool. */
+	{ 'l', "launcher alone: the command /bin/true as 4-7 start theirs (uid 65534)",
+	  T_CALLER, measure_command, ARGV("/bin/true"), NULL },
+	{ 'L', "launcher alone: the command /bin/true as 4-7 start theirs (root)",
+	  0, measure_command, ARGV("/bin/true"), NULL },
 	{ '2', "libisospawn, warm helper, unconfined rule (uid 4000004)",
 	  T_UNCONFINED, measure_library, NULL, NULL },
 	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
@@ -516,6 +692,10 @@ static const struct mode modes[] = {
 	  ARGV("sudo", "-u", "nobody", "/bin/true"), NULL },
 	{ '7', "firejail --noprofile (root)", 0, measure_command,
 	  ARGV("firejail", "--noprofile", "/bin/true"), NULL },
+	{ 'a', "as 3, argv of 1,000 entries", T_CALLER, measure_library,
+	  big_argv, NULL },
+	{ 'e', "as 3, 128 overrides of 1,000-byte values", T_CALLER,
+	  measure_library, NULL, big_env },
 	{ 'c', "isospawn channel: probe echo, default confinement", T_CALLER,
 	  measure_channel_iso, NULL, NULL },
 	{ 'c', "socketpair: the same probe, started by the caller", T_CALLER,
@@ -525,30 +705,124 @@ static const struct mode modes[] = {
 #define CHANNEL_ISO (MODES - 2)
 #define CHANNEL_PAIR (MODES - 1)
 
-/* Measure m in a forked child, as m->uid; the child writes into s (shared
- * memory), so nothing it does (privilege drop, helper, guests) stays. */
-static void run_in_child(const struct mode *m, unsigned n, struct summary *s)
+/* g: spawn latency and helper memory beside live guests. */
+static const struct mode live_mode = {
+	'g', "as 3, beside sleeping guests on the same connection (uid 4000050)",
+	T_MANY, measure_live, NULL, NULL
+};
+
+/* Everything the measuring children write, in memory shared with them. */
+struct results {
+	struct summary mode[MODES][2];
+	struct summary live[COUNT(guest_counts)];
+	struct summary scale[sizeof(SCALED_MODES) - 1][COUNT(client_counts)][16];
+	double scale_total[sizeof(SCALED_MODES) - 1][COUNT(client_counts)];
+	double end_us; /* the scaling window's end (window.end_us) */
+};
+
+static size_t mode_index(char key)
 {
-	int status = 0;
+	size_t i = 0;
+
+	while (i < MODES - 1 && modes[i].key != key)
+		i++;
+	return i;
+}
+
+/* Fork a child that measures m as m->uid, writing into s and its timings
+ * into samples (both shared memory, samples may be NULL), so nothing it
+ * does (privilege drop, helper, guests) stays. Returns its pid, or -1. */
+static pid_t start_child(const struct mode *m, unsigned n, struct summary *s,
+			 double *samples)
+{
 	pid_t pid;
 
 	fflush(stdout);
 	if ((pid = fork()) < 0) {
 		note(s, "fork: %s", strerror(errno));
-		return;
+		return -1;
 	}
 	if (pid == 0) {
+		samples_out = samples;
+		samples_cap = n;
 		if (chdir("/") == 0 && (m->uid == 0 || become(m->uid, s) == 0))
 			m->measure(m, n, s);
 		_exit(0);
 	}
-	waitpid(pid, &status, 0);
+	return pid;
+}
+
+static void finish_child(pid_t pid, struct summary *s)
+{
+	int status = 0;
+
+	if (pid > 0)
+		waitpid(pid, &status, 0);
 	if (!s->measured && !s->note[0])
 		note(s, "the measuring child ended without a result (status 0x%x)",
 		     (unsigned)status);
 }
 
-static void print_header(unsigned n)
+static void run_in_child(const struct mode *m, unsigned n, struct summary *s,
+			 double *samples)
+{
+	finish_child(start_child(m, n, s, samples), s);
+}
+
+/* `clients` children measure m at once for window_s seconds; the sum of
+ * their rates, or 0 with the first failure's reason in s[0]. */
+static double run_clients(const struct mode *m, unsigned clients,
+			  double window_s, struct results *res,
+			  struct summary *s)
+{
+	int ready[2], go[2];
+	pid_t pid[16];
+	double total = 0;
+	unsigned j, started = 0;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+		note(&s[0], "pipe: %s", strerror(errno));
+		return 0;
+	}
+	window.ready = ready[1];
+	window.go = go[0];
+	window.end_us = &res->end_us;
+	res->end_us = 1e300;
+	for (j = 0; j < clients; j++) {
+		pid[j] = fork();
+		if (pid[j] == 0) {
+			close(ready[0]);
+			close(go[1]);
+			finish_child(start_child(m, 1, &s[j], NULL), &s[j]);
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	while (started < clients && read(ready[0], &c, 1) == 1)
+		started++;
+	res->end_us = now_us() + window_s * 1e6;
+	close(go[1]); /* go */
+	close(ready[0]);
+	for (j = 0; j < clients; j++)
+		if (pid[j] > 0)
+			waitpid(pid[j], NULL, 0);
+	window.ready = window.go = -1;
+	for (j = 0; j < clients; j++) {
+		if (!s[j].measured) {
+			if (j > 0)
+				memcpy(s[0].note, s[j].note, sizeof(s[0].note));
+			return 0;
+		}
+		total += s[j].per_s;
+	}
+	return total;
+}
+
+static char machine[512]; /* date, kernel, CPU: the first line */
+
+static void describe_machine(unsigned n)
 {
 	char date[64] = "", line[512], cpu[256] = "unknown";
 	struct utsname u = { 0 };
@@ -562,8 +836,40 @@ static void print_header(unsigned n)
 			break;
 	if (f)
 		fclose(f);
-	printf("isospawn-bench, %s, kernel %s, N=%u, CPU %s (%ld online)\n\n",
-	       date, u.release, n, cpu, sysconf(_SC_NPROCESSORS_ONLN));
+	snprintf(machine, sizeof(machine), "isospawn-bench, %s, kernel %s, N=%u, "
+		 "CPU %s (%ld online)", date, u.release, n, cpu,
+		 sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* The CSV files (-o): one row per result, every timing. NULL: none. */
+static FILE *csv, *csv_samples;
+
+/* A row of PREFIX.csv; the label last, quoted, so that the numeric
+ * columns keep their places whatever it holds. */
+static void csv_row(const char *table, char key, const char *x,
+		    const struct summary *s, const char *ratio,
+		    const char *value, const char *label)
+{
+	if (!csv)
+		return;
+	fprintf(csv, "%s,%c,%s,", table, key, x);
+	if (s && s->measured && s->median_us > 0)
+		fprintf(csv, "%.1f,%.1f,", s->median_us, s->p90_us);
+	else
+		fprintf(csv, ",,");
+	fprintf(csv, "%s,%s,\"%s\"\n", ratio, value, label);
+}
+
+static void csv_samples_of(char key, const char *x, const double *us,
+			   unsigned n)
+{
+	for (unsigned i = 0; csv_samples && i < n; i++)
+		fprintf(csv_samples, "%c,%s,%.1f\n", key, x, us[i]);
+}
+
+static double net(const struct summary *tool, const struct summary *launcher)
+{
+	return tool->median_us - launcher->median_us;
 }
 
 static const struct summary *result_of(struct summary (*r)[2], char key)
@@ -588,19 +894,24 @@ static void print_ratio(const struct summary *x, const struct summary *y,
 
 static void print_spawn_table(struct summary (*r)[2], const char *which)
 {
+	const struct summary *base = r[0];
+	char ratio[32];
+
 	printf("| mode | median µs | p90 µs | ratio to posix_spawn |\n"
 	       "|---|---:|---:|---:|\n");
 	for (size_t i = 0; i < CHANNEL_ISO; i++) {
 		if (!strchr(which, modes[i].key))
 			continue;
+		snprintf(ratio, sizeof(ratio), "%.2f", base->measured && r[i]->measured
+			 ? r[i]->median_us / base->median_us : 0.0);
 		printf("| %c. %s | ", modes[i].key, modes[i].label);
 		if (!r[i]->measured)
 			printf("— | — | skipped |\n");
-		else if (!r[0]->measured)
-			printf("%.0f | %.0f | — |\n", r[i]->median_us, r[i]->p90_us);
 		else
-			printf("%.0f | %.0f | %.2f |\n", r[i]->median_us, r[i]->p90_us,
-			       r[i]->median_us / r[0]->median_us);
+			printf("%.0f | %.0f | %s |\n", r[i]->median_us, r[i]->p90_us,
+			       base->measured ? ratio : "—");
+		csv_row("spawn", modes[i].key, "", r[i], base->measured &&
+			r[i]->measured ? ratio : "", "", modes[i].label);
 	}
 	printf("\n");
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
@@ -616,9 +927,95 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	printf("\n");
 }
 
+/* The two targets, from the rows above. */
+static void print_targets(struct summary (*r)[2])
+{
+	const struct summary *ps = result_of(r, '1'), *lib = result_of(r, '3'),
+			     *cli = result_of(r, '4'), *bw = result_of(r, '5'),
+			     *lu = result_of(r, 'l'), *lr = result_of(r, 'L');
+
+	printf("Targets in this run:\n\n");
+	if (ps->measured && lib->measured)
+		printf("- library warm spawn+wait (3) against posix_spawn+waitpid (1): "
+		       "median %.2f×, p90 %.2f× (target ≤ 1.5×)\n",
+		       lib->median_us / ps->median_us, lib->p90_us / ps->p90_us);
+	if (cli->measured && bw->measured && lu->measured && lr->measured)
+		printf("- CLI (4) against bwrap (5), each net of its launcher (l, L): "
+		       "%.0f µs against %.0f µs, %.2f× (target ≤ 0.7×)\n",
+		       net(cli, lu), net(bw, lr), net(cli, lu) / net(bw, lr));
+	printf("\n");
+}
+
+static void print_live_table(const struct summary *live)
+{
+	char x[16], rss[32], ratio[32];
+
+	printf("| sleeping guests on the connection (g) | median µs | p90 µs | "
+	       "ratio to none | helper VmRSS KiB |\n|---:|---:|---:|---:|---:|\n");
+	for (size_t i = 0; i < COUNT(guest_counts); i++) {
+		const struct summary *s = &live[i];
+
+		snprintf(x, sizeof(x), "%u", guest_counts[i]);
+		snprintf(rss, sizeof(rss), "%ld", s->rss_kib[1]);
+		snprintf(ratio, sizeof(ratio), "%.2f", live[0].measured && s->measured
+			 ? s->median_us / live[0].median_us : 0.0);
+		if (s->measured)
+			printf("| %s | %.0f | %.0f | %s | %s |\n", x, s->median_us,
+			       s->p90_us, live[0].measured ? ratio : "—", rss);
+		else
+			printf("| %s | — | — | skipped | — |\n", x);
+		csv_row("guests", 'g', x, s, live[0].measured && s->measured ? ratio : "",
+			s->measured ? rss : "", live_mode.label);
+	}
+	printf("\n");
+	for (size_t i = 0; i < COUNT(guest_counts); i++)
+		if (live[i].note[0])
+			printf("- %u guests: %s\n", guest_counts[i], live[i].note);
+	printf("- g: %s; the guests run /bin/sleep 3600.\n\n", live_mode.label);
+}
+
+static void print_scaling_table(const struct results *res, double window_s)
+{
+	const char *keys = SCALED_MODES;
+	char x[16], value[32];
+	size_t k, c;
+
+	printf("| clients, one connection or command at a time each |");
+	for (k = 0; keys[k]; k++)
+		printf(" %c. spawns/s |", keys[k]);
+	printf("\n|---:|");
+	for (k = 0; keys[k]; k++)
+		printf("---:|");
+	printf("\n");
+	for (c = 0; c < COUNT(client_counts); c++) {
+		snprintf(x, sizeof(x), "%u", client_counts[c]);
+		printf("| %s |", x);
+		for (k = 0; keys[k]; k++) {
+			const struct mode *m = &modes[mode_index(keys[k])];
+			double total = res->scale_total[k][c];
+
+			snprintf(value, sizeof(value), "%.0f", total);
+			printf(" %s |", total > 0 ? value : "—");
+			csv_row("scaling", keys[k], x, NULL, "", total > 0 ? value : "",
+				m->label);
+		}
+		printf("\n");
+	}
+	printf("\nEach client process runs its mode's spawn+wait (or command) one "
+	       "after another for %.0f s after a common start; the sum of their "
+	       "rates.\n", window_s);
+	for (k = 0; keys[k]; k++)
+		for (c = 0; c < COUNT(client_counts); c++)
+			if (res->scale[k][c][0].note[0] && res->scale_total[k][c] <= 0)
+				printf("- %c, %u clients: %s\n", keys[k], client_counts[c],
+				       res->scale[k][c][0].note);
+	printf("\n");
+}
+
 static void print_channel_table(struct summary (*r)[2])
 {
 	const struct summary *iso = r[CHANNEL_ISO], *pair = r[CHANNEL_PAIR];
+	char value[32];
 
 	printf("| channel (uid 65534), both ends on one CPU | round trip µs, median "
 	       "| p90 | MB/s echoed |\n|---|---:|---:|---:|\n");
@@ -632,6 +1029,9 @@ static void print_channel_table(struct summary (*r)[2])
 			printf(" %.0f |\n", r[i][1].mb_per_s);
 		else
 			printf(" skipped |\n");
+		snprintf(value, sizeof(value), "%.0f", r[i][1].mb_per_s);
+		csv_row("channel", 'c', "", r[i], "", r[i][1].measured ? value : "",
+			modes[i].label);
 	}
 	if (iso[0].measured && pair[0].measured && iso[1].measured && pair[1].measured)
 		printf("| ratio | %.2f | %.2f | %.2f |\n", iso[0].median_us / pair[0].median_us,
@@ -645,34 +1045,81 @@ static void print_channel_table(struct summary (*r)[2])
 				printf("- %s: %s\n", modes[i].label, r[i][row].note);
 }
 
+/* argv of BIG_ARGC entries, BIG_OVERRIDES overrides of BIG_VALUE bytes. */
+static void fill_big_request(void)
+{
+	static char args[BIG_ARGC][16], env[BIG_OVERRIDES][16 + BIG_VALUE];
+
+	big_argv[0] = "/bin/true";
+	for (int i = 1; i < BIG_ARGC; i++) {
+		snprintf(args[i], sizeof(args[i]), "argument-%04d", i);
+		big_argv[i] = args[i];
+	}
+	for (int i = 0; i < BIG_OVERRIDES; i++) {
+		int len = snprintf(env[i], sizeof(env[i]), "BENCH_%03d=", i);
+
+		memset(env[i] + len, 'x', BIG_VALUE);
+		env[i][len + BIG_VALUE] = '\0';
+		big_env[i] = env[i];
+	}
+}
+
+static int open_csv(const char *prefix)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s.csv", prefix);
+	if (!(csv = fopen(path, "w")))
+		return -1;
+	snprintf(path, sizeof(path), "%s-samples.csv", prefix);
+	if (!(csv_samples = fopen(path, "w")))
+		return -1;
+	fprintf(csv, "# %s\ntable,key,x,median_us,p90_us,ratio,value,label\n", machine);
+	fprintf(csv_samples, "# %s\nkey,x,us\n", machine);
+	return 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES]\n"
-		"  -n N      spawns per mode (default %d; at least 200 for the README:\n"
-		"            fewer make a noisy p90)\n"
-		"  -m MODES  which to run, from \"%s\" (c = channel, n = mode 3 without\n"
-		"            the guest's mount namespace; default all)\n"
+	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]\n"
+		"  -n N       spawns per mode (default %d; at least 200 for the README:\n"
+		"             fewer make a noisy p90)\n"
+		"  -m MODES   which to run, from \"%s\" (n = mode 3 without the guest's\n"
+		"             mount namespace, g = live guests, x = scaling, c = channel;\n"
+		"             default all)\n"
+		"  -d SECONDS each scaling point's window (default %d)\n"
+		"  -o PREFIX  also write PREFIX.csv and PREFIX-samples.csv (bench/plot)\n"
 		"Run as root: it installs the test helper under " T_ROOT ".\n",
-		DEFAULT_N, ALL_MODES);
+		DEFAULT_N, ALL_MODES, DEFAULT_WINDOW_S);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *which = ALL_MODES, *error = NULL;
-	struct summary (*r)[2];
+	const char *which = ALL_MODES, *error = NULL, *prefix = NULL;
+	struct results *res;
+	double *samples, window_s = DEFAULT_WINDOW_S;
 	unsigned n = DEFAULT_N;
+	size_t nsamples;
+	char x[16];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:m:h")) != -1) {
-		if (opt == 'n') {
-			n = (unsigned)strtonum(optarg, 1, 1000000, &error);
+	while ((opt = getopt(argc, argv, "n:m:d:o:h")) != -1) {
+		if (opt == 'n' || opt == 'd') {
+			long long v = strtonum(optarg, 1, 1000000, &error);
+
 			if (error) {
-				fprintf(stderr, "isospawn-bench: -n %s: %s\n", optarg, error);
+				fprintf(stderr, "isospawn-bench: -%c %s: %s\n", opt, optarg, error);
 				usage();
 			}
+			if (opt == 'n')
+				n = (unsigned)v;
+			else
+				window_s = (double)v;
 		} else if (opt == 'm' && optarg[strspn(optarg, ALL_MODES)] == '\0') {
 			which = optarg;
+		} else if (opt == 'o') {
+			prefix = optarg;
 		} else {
 			usage();
 		}
@@ -684,24 +1131,61 @@ int main(int argc, char **argv)
 			"setuid test helper, then measures as uid %u\n", T_CALLER);
 		return 1;
 	}
-	r = mmap(NULL, MODES * sizeof(*r), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED) {
+	nsamples = (MODES + COUNT(guest_counts)) * n;
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	samples = mmap(NULL, nsamples * sizeof(*samples), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED || samples == MAP_FAILED) {
 		perror("isospawn-bench: mmap");
 		return 1;
 	}
+	describe_machine(n);
+	if (prefix && open_csv(prefix) < 0) {
+		fprintf(stderr, "isospawn-bench: %s: %s\n", prefix, strerror(errno));
+		return 1;
+	}
+	fill_big_request();
 	test_install();
 	snprintf(noworld_helper, sizeof(noworld_helper), "%s/isospawn-helper-noworld.%d",
 		 T_BIN, (int)getpid());
 	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
 	atexit(remove_noworld_helper);
 
-	print_header(n);
+	printf("%s\n\n", machine);
 	for (size_t i = 0; i < MODES; i++)
 		if (strchr(which, modes[i].key))
-			run_in_child(&modes[i], n, r[i]);
-	print_spawn_table(r, which);
+			run_in_child(&modes[i], n, res->mode[i], &samples[i * n]);
+	for (size_t i = 0; strchr(which, 'g') && i < COUNT(guest_counts); i++) {
+		live_guests = guest_counts[i];
+		run_in_child(&live_mode, n, &res->live[i], &samples[(MODES + i) * n]);
+	}
+	for (size_t k = 0; strchr(which, 'x') && k < sizeof(SCALED_MODES) - 1; k++)
+		for (size_t c = 0; c < COUNT(client_counts); c++)
+			res->scale_total[k][c] =
+				run_clients(&modes[mode_index(SCALED_MODES[k])],
+					    client_counts[c], window_s, res, res->scale[k][c]);
+
+	print_spawn_table(res->mode, which);
+	print_targets(res->mode);
+	if (strchr(which, 'g'))
+		print_live_table(res->live);
+	if (strchr(which, 'x'))
+		print_scaling_table(res, window_s);
 	if (strchr(which, 'c'))
-		print_channel_table(r);
+		print_channel_table(res->mode);
+	for (size_t i = 0; i < CHANNEL_ISO; i++)
+		if (res->mode[i][0].measured && res->mode[i][0].median_us > 0)
+			csv_samples_of(modes[i].key, "", &samples[i * n], n);
+	for (size_t i = 0; i < COUNT(guest_counts); i++) {
+		snprintf(x, sizeof(x), "%u", guest_counts[i]);
+		if (res->live[i].measured)
+			csv_samples_of('g', x, &samples[(MODES + i) * n], n);
+	}
+	if (csv && (fclose(csv) != 0 || fclose(csv_samples) != 0)) {
+		fprintf(stderr, "isospawn-bench: writing %s.csv: %s\n", prefix,
+			strerror(errno));
+		return 1;
+	}
 	return 0;
 }
