@@ -59,7 +59,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13n24567aegxc" /* g: live guests, x: scaling */
+#define ALL_MODES "lL13n24m567aegxc" /* g: live guests, x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -416,6 +416,7 @@ static void measure_live(const struct mode *m, unsigned n, struct summary *s)
  * (Makefile.am: bench/isospawn-helper-noworld), installed beside the test
  * helper for this run. */
 static char noworld_helper[160];
+static char noworld_env[200]; /* "ISOSPAWN_HELPER=" noworld_helper */
 
 /* n: mode 3 without the guest's tree (s[0]), through that helper, and
  * with it (s[1]), spawn by spawn in turn on two warm connections. */
@@ -686,6 +687,9 @@ static const struct mode modes[] = {
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
 	  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
+	{ 'm', "4 without the guest's mount namespace (bench-only helper)", T_CALLER,
+	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
+	  ARGV("LD_LIBRARY_PATH=" T_LIB, noworld_env) },
 	{ '5', "bwrap --ro-bind / / --unshare-all (root)", 0, measure_command,
 	  ARGV("bwrap", "--ro-bind", "/", "/", "--unshare-all", "/bin/true"), NULL },
 	{ '6', "sudo -u nobody (root)", 0, measure_command,
@@ -923,7 +927,11 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 			    "in turn on two warm connections)");
 	print_ratio(result_of(r, '3'), result_of(r, 'n'),
 		    "mode 3 against n's without (separate blocks of spawns)");
-	print_ratio(result_of(r, '4'), result_of(r, '5'), "the CLI against bwrap: 4 / 5");
+	print_ratio(result_of(r, '4'), result_of(r, 'm'),
+		    "the CLI with the guest's tree against without: 4 against m");
+	print_ratio(result_of(r, '4'), result_of(r, '5'), "the CLI against bwrap: 4 against 5");
+	print_ratio(result_of(r, 'm'), result_of(r, '5'),
+		    "the CLI without the tree against bwrap: m against 5");
 	printf("\n");
 }
 
@@ -1084,9 +1092,9 @@ static void usage(void)
 	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]\n"
 		"  -n N       spawns per mode (default %d; at least 200 for the README:\n"
 		"             fewer make a noisy p90)\n"
-		"  -m MODES   which to run, from \"%s\" (n = mode 3 without the guest's\n"
-		"             mount namespace, g = live guests, x = scaling, c = channel;\n"
-		"             default all)\n"
+		"  -m MODES   which to run, from \"%s\" (n, m = modes 3, 4 without the\n"
+		"             guest's mount namespace, g = live guests, x = scaling,\n"
+		"             c = channel; default all)\n"
 		"  -d SECONDS each scaling point's window (default %d)\n"
 		"  -o PREFIX  also write PREFIX.csv and PREFIX-samples.csv (bench/plot)\n"
 		"Run as root: it installs the test helper under " T_ROOT ".\n",
@@ -1150,6 +1158,7 @@ int main(int argc, char **argv)
 	snprintf(noworld_helper, sizeof(noworld_helper), "%s/isospawn-helper-noworld.%d",
 		 T_BIN, (int)getpid());
 	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
+	snprintf(noworld_env, sizeof(noworld_env), "ISOSPAWN_HELPER=%s", noworld_helper);
 	atexit(remove_noworld_helper);
 
 	printf("%s\n\n", machine);
