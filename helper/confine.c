@@ -599,7 +599,9 @@ int confine_apply_landlock(const struct iso_confine *c,
 			   const struct iso_plan *plan, int program_fd,
 			   const int stdio[3], char *why, size_t n)
 {
-	/* The guest's own, mounted by its reaper (world.c). */
+	/* The guest's own, mounted by its reaper (world.c): opened here, in
+	 * its tree, as Landlock skips the mount point under a mount, so a rule
+	 * on the template's directory would not cover them. */
 	const char *const own_rw[] = { "/tmp", "/dev/shm", NULL };
 	const char *const own_read[] = { "/proc", NULL };
 	struct iso_landlock_ruleset_attr attr = { 0 };
