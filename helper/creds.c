@@ -5,8 +5,11 @@
  *  - A guest MUST NOT run as uid 0 or as the caller's uid (policy.c refuses
  *    pools containing 0 or -1; lease_acquire refuses the caller's uid).
  *  - Two live guests MUST NOT share a uid: a uid is used only while its
- *    lease lock is held, and every process of the uid is killed before a
- *    lease is first used and before it is given back.
+ *    lease lock is held. A lease MUST be given back (lease_release) only
+ *    when no process of the uid can be left: every process that ran under
+ *    it did so in the PID namespace of a reaper that has been waited for.
+ *    Every other lease (a new file, or a helper that died holding it) is
+ *    swept (every process of the uid killed) before the uid is used.
  *  - creds_drop MUST leave no way back to root: ids are read back, and
  *    setuid(0) must fail.
  */
@@ -144,10 +147,14 @@ static void uid_sweep(uid_t uid)
 			;
 }
 
-static int try_lease(uid_t uid, struct iso_lease *lease)
+/* The lease file's size tells how the uid's last lease ended: 1 byte
+ * after lease_release(), 0 while leased (and for a new file). *clean says
+ * which it was; the file is marked leased before this returns. */
+static int try_lease(uid_t uid, struct iso_lease *lease, int *clean)
 {
 	char path[sizeof(LEASE_DIR) + 16];
-	int fd;
+	struct stat st;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -156,9 +163,15 @@ static int try_lease(uid_t uid, struct iso_lease *lease)
 	/* Made by an older helper with its caller's group: root's now. */
 	(void)!fchown(fd, 0, 0);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int err = errno;
+		err = errno;
 		close(fd);
 		return err == EWOULDBLOCK ? -EAGAIN : -err;
+	}
+	*clean = fstat(fd, &st) == 0 && st.st_size == 1;
+	if (ftruncate(fd, 0) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
 	}
 	lease->uid = uid;
 	lease->lock_fd = fd;
@@ -177,17 +190,18 @@ int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 		start = (uint32_t)getpid();
 	for (uint64_t i = 0; i < size; i++) {
 		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
-		int rc;
+		int rc, clean = 0;
 
 		if (uid == 0 || uid == (uid_t)-1 || uid == getuid())
 			continue;
-		rc = try_lease(uid, lease);
+		rc = try_lease(uid, lease, &clean);
 		if (rc == -EAGAIN)
 			continue;
 		if (rc < 0)
 			return iso_why(why, n, -rc, "lease of uid %u: %s", (unsigned)uid,
 				       strerror(-rc));
-		uid_sweep(uid);
+		if (!clean)
+			uid_sweep(uid);
 		return 0;
 	}
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
@@ -198,7 +212,9 @@ void lease_release(struct iso_lease *lease)
 {
 	if (lease->lock_fd < 0)
 		return;
-	uid_sweep(lease->uid);
+	/* Nothing of the uid is left (the invariant above): the next lease
+	 * need not sweep. Should this fail, it sweeps. */
+	(void)!ftruncate(lease->lock_fd, 1);
 	close(lease->lock_fd);
 	lease->lock_fd = -1;
 }

@@ -42,14 +42,16 @@ struct iso_lease {
 int state_prepare(char *why, size_t n);
 
 /*
- * Lease a free uid of the rule's pool. Every process still running under it
- * (left by a helper that crashed) is killed first. Returns 0, -EAGAIN when
- * every uid of the pool is leased, or -errno.
+ * Lease a free uid of the rule's pool. Unless its last lease was given back
+ * with lease_release(), every process still running under it (left by a
+ * helper that died) is killed first. Returns 0, -EAGAIN when every uid of
+ * the pool is leased, or -errno.
  */
 int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 		  char *why, size_t n);
 
-/* Kill every process of the uid, then give the uid back. */
+/* Give the uid back, marked clean: only once no process of it can be left
+ * (every guest's reaper waited for). */
 void lease_release(struct iso_lease *lease);
 
 /*

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,74 @@ START_TEST(drop_with_capabilities_left_is_refused)
 }
 END_TEST
 
+/* A process of uid that the test (root) starts outside any guest: what a
+ * sweep would kill. Returns once it runs as uid. */
+static pid_t stray_of(uid_t uid)
+{
+	int ready[2];
+	char byte = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	if (pid == 0) {
+		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(99);
+		(void)!write(ready[1], &byte, 1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &byte, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* 1 if the stray was killed by SIGKILL (and is reaped now), 0 if it still
+ * runs (then it is killed and reaped here). */
+static int was_swept(pid_t stray)
+{
+	int status;
+
+	if (waitpid(stray, &status, WNOHANG) == stray)
+		return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	/* The sweep has returned: its SIGKILL was queued before. */
+	usleep(100000);
+	if (waitpid(stray, &status, WNOHANG) == stray)
+		return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	kill(stray, SIGKILL);
+	waitpid(stray, &status, 0);
+	return 0;
+}
+
+/* The lease's sweep kills every process of a uid where one may be left:
+ * at its first lease, and after a helper died holding it. A lease given
+ * back with lease_release() (every guest's reaper waited for: nothing of
+ * the uid left) is taken again without one. */
+START_TEST(lease_sweeps_unless_the_last_was_given_back)
+{
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID };
+	struct iso_lease lease;
+	char why[256] = "";
+	pid_t stray;
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	stray = stray_of(GUEST_UID);
+	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(was_swept(stray), "the first lease of the uid did not sweep it");
+	lease_release(&lease);
+	stray = stray_of(GUEST_UID);
+	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(!was_swept(stray), "a lease given back clean was swept again");
+	/* The holder dies: its lock goes, lease_release() never ran. */
+	close(lease.lock_fd);
+	stray = stray_of(GUEST_UID);
+	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(was_swept(stray), "a lease whose holder died was not swept");
+	lease_release(&lease);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("creds");
@@ -213,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, state_directories_are_root_root_with_explicit_modes);
 	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
+	tcase_add_test(tc, lease_sweeps_unless_the_last_was_given_back);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
