@@ -20,8 +20,10 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -263,51 +265,41 @@ static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
 	return rc;
 }
 
-/* libseccomp 2.5 exports only to an fd: go through a memfd. The program
- * lands after PREFIX_LEN instructions of our own. */
-static int export_bpf(scmp_filter_ctx ctx, uint32_t action,
-		      struct iso_confine *c, char *why, size_t n)
+/* The program in fd from byte `skip` to its end, after PREFIX_LEN
+ * instructions of our own, into c. */
+static int read_bpf(int fd, off_t skip, uint32_t action, struct iso_confine *c,
+		    char *why, size_t n)
 {
 	const off_t prefix = PREFIX_LEN * sizeof(struct sock_filter);
 	struct stat st;
+	off_t size;
 	ssize_t got;
-	int fd, rc;
 
-	fd = memfd_create("isospawn-seccomp", MFD_CLOEXEC);
-	if (fd < 0)
-		return iso_why_errno(why, n, "seccomp: memfd_create");
-	if ((rc = seccomp_export_bpf(ctx, fd)) < 0) {
-		iso_why(why, n, -rc, "seccomp: export: %s", strerror(-rc));
-	} else if (fstat(fd, &st) < 0) {
-		rc = iso_why_errno(why, n, "seccomp: fstat");
-	} else if (st.st_size <= 0 ||
-		   prefix + st.st_size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
-		   st.st_size % sizeof(struct sock_filter) != 0) {
-		/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
-		rc = iso_why(why, n, E2BIG, "seccomp: the filter is %jd bytes, not a "
-			     "loadable program", (intmax_t)st.st_size);
-	} else if (!(c->bpf = malloc((size_t)(prefix + st.st_size)))) {
-		rc = iso_why(why, n, ENOMEM, "seccomp: out of memory");
-	} else if ((got = pread(fd, c->bpf + PREFIX_LEN, (size_t)st.st_size, 0)) !=
-		   st.st_size) {
-		rc = iso_why(why, n, got < 0 ? errno : EIO,
-			     "seccomp: reading the filter back failed");
+	if (fstat(fd, &st) < 0)
+		return iso_why_errno(why, n, "seccomp: fstat");
+	size = st.st_size - skip;
+	/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
+	if (size <= 0 || prefix + size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
+	    size % sizeof(struct sock_filter) != 0)
+		return iso_why(why, n, E2BIG, "seccomp: the filter is %jd bytes, not a "
+			       "loadable program", (intmax_t)size);
+	if (!(c->bpf = malloc((size_t)(prefix + size))))
+		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
+	if ((got = pread(fd, c->bpf + PREFIX_LEN, (size_t)size, skip)) != size) {
 		free(c->bpf);
 		c->bpf = NULL;
-	} else {
-		c->bpf_len = (size_t)(prefix + st.st_size) / sizeof(struct sock_filter);
-		number_prefix(c->bpf, action);
+		return iso_why(why, n, got < 0 ? errno : EIO,
+			       "seccomp: reading the filter back failed");
 	}
-	close(fd);
-	return rc;
+	c->bpf_len = (size_t)(prefix + size) / sizeof(struct sock_filter);
+	number_prefix(c->bpf, action);
+	return 0;
 }
 
-static int compile_seccomp(const struct iso_rule *rule, struct iso_confine *c,
+/* Into fd (libseccomp 2.5 exports only to an fd), after what it holds. */
+static int compile_seccomp(const struct iso_rule *rule, uint32_t action, int fd,
 			   char *why, size_t n)
 {
-	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL
-				  ? SCMP_ACT_KILL_PROCESS
-				  : SCMP_ACT_ERRNO(EPERM);
 	scmp_filter_ctx ctx;
 	size_t i;
 	int rc;
@@ -340,9 +332,116 @@ static int compile_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 	}
 	if (rc == 0)
 		rc = add_rules(ctx, rule, action, why, n);
-	if (rc == 0)
-		rc = export_bpf(ctx, action, c, why, n);
+	if (rc == 0 && (rc = seccomp_export_bpf(ctx, fd)) < 0)
+		iso_why(why, n, -rc, "seccomp: export: %s", strerror(-rc));
 	seccomp_release(ctx);
+	return rc;
+}
+
+/*
+ * Compiling costs a millisecond or more, most of a short-lived helper's
+ * start, so a program once compiled is kept for the boot in a directory
+ * only the helper's uid (root) may write: a file holding the text of
+ * everything that decides the program, then the program. The text names
+ * the boot, the helper's binary and libseccomp's (device, inode, size,
+ * times), libseccomp's version and the rule's profile, action and deny
+ * list. A file is used only when its text is this text byte for byte, so
+ * what it holds is what compiling would give now; nothing of a caller, a
+ * request or a guest is in either.
+ */
+static int filter_key(const struct iso_rule *rule, char *key, size_t n)
+{
+	const struct scmp_version *v = seccomp_version();
+	char boot[40] = "";
+	struct stat st[2];
+	Dl_info lib;
+	size_t used;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, boot, sizeof boot - 1) < 36 || stat("/proc/self/exe", &st[0]) < 0 ||
+	    !dladdr((void *)seccomp_init, &lib) || !lib.dli_fname || stat(lib.dli_fname, &st[1]) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	used = (size_t)snprintf(key, n, "isospawn filter 1\nboot %.36s\nlibseccomp %u.%u.%u\n"
+				"profile %d action %d\n", boot, v->major, v->minor, v->micro,
+				(int)rule->seccomp, (int)rule->seccomp_action);
+	for (int i = 0; i < 2 && used < n; i++)
+		used += (size_t)snprintf(key + used, n - used, "%s %ju %ju %jd %jd.%09ld %jd.%09ld\n",
+					 i ? "lib" : "exe", (uintmax_t)st[i].st_dev,
+					 (uintmax_t)st[i].st_ino, (intmax_t)st[i].st_size,
+					 (intmax_t)st[i].st_mtim.tv_sec, st[i].st_mtim.tv_nsec,
+					 (intmax_t)st[i].st_ctim.tv_sec, st[i].st_ctim.tv_nsec);
+	for (char **d = rule->seccomp_deny; d && *d && used < n; d++)
+		used += (size_t)snprintf(key + used, n - used, "deny %s\n", *d);
+	return used < n ? 0 : -1;
+}
+
+/* The cache file of `key` (name: its FNV-1a hash), open if it is ours
+ * (owner, 0600, one link, no symlink) and begins with key and a NUL;
+ * else -1. */
+static int cached_filter(const char *dir, const char *key, char *path, size_t n)
+{
+	size_t len = strlen(key) + 1;
+	uint64_t hash = 0xcbf29ce484222325u;
+	char head[ISO_FILTER_KEY_MAX];
+	struct stat st;
+	int fd;
+
+	for (const char *k = key; *k; k++)
+		hash = (hash ^ (unsigned char)*k) * 0x100000001b3u;
+	snprintf(path, n, "%s/%016jx", dir, (uintmax_t)hash);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 07777) == 0600 && st.st_nlink == 1 &&
+	    pread(fd, head, len, 0) == (ssize_t)len && memcmp(head, key, len) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The rule's program: from the cache (a directory, or NULL for none), or
+ * compiled, and then kept there. A cache that cannot be read or written
+ * only means compiling. */
+static int prepare_seccomp(const struct iso_rule *rule, const char *cache,
+			   struct iso_confine *c, char *why, size_t n)
+{
+	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL
+				  ? SCMP_ACT_KILL_PROCESS
+				  : SCMP_ACT_ERRNO(EPERM);
+	char key[ISO_FILTER_KEY_MAX], path[PATH_MAX], tmp[PATH_MAX + 16];
+	int keyed = cache && filter_key(rule, key, sizeof key) == 0, fd = -1, rc;
+	off_t skip = keyed ? (off_t)strlen(key) + 1 : 0;
+
+	if (keyed && (fd = cached_filter(cache, key, path, sizeof path)) >= 0) {
+		rc = read_bpf(fd, skip, action, c, why, n);
+		close(fd);
+		if (rc == 0)
+			return 0;
+	}
+	c->compiled = 1;
+	if (keyed)
+		snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	if (keyed && ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				 0600)) < 0 || write(fd, key, (size_t)skip) != skip)) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		keyed = 0;
+		skip = 0;
+	}
+	if (!keyed && (fd = memfd_create("isospawn-seccomp", MFD_CLOEXEC)) < 0)
+		return iso_why_errno(why, n, "seccomp: memfd_create");
+	rc = compile_seccomp(rule, action, fd, why, n);
+	if (rc == 0)
+		rc = read_bpf(fd, skip, action, c, why, n);
+	close(fd);
+	if (keyed && (rc < 0 || rename(tmp, path) < 0))
+		unlink(tmp);
 	return rc;
 }
 
@@ -663,7 +762,8 @@ int confine_apply_landlock(const struct iso_confine *c,
 /* ---- Preparation, once per connection ----------------------------- */
 
 int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    struct iso_confine *c, char *why, size_t n)
+		    const char *filter_cache, struct iso_confine *c, char *why,
+		    size_t n)
 {
 	char gap[400];
 	int degraded, rc;
@@ -692,7 +792,7 @@ int confine_prepare(const struct iso_rule *rule, int root_fd,
 			       "network namespaces nor Landlock TCP rules");
 	if ((c->landlock_on && (rc = prepare_landlock(c, why, n)) < 0) ||
 	    (rule->seccomp != ISO_SECCOMP_NONE &&
-	     (rc = compile_seccomp(rule, c, why, n)) < 0)) {
+	     (rc = prepare_seccomp(rule, filter_cache, c, why, n)) < 0)) {
 		confine_release(c);
 		return rc;
 	}

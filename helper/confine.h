@@ -31,6 +31,7 @@ struct iso_confine {
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
+	int compiled;		/* 1: compiled here, 0: none or from the cache */
 	char notes[512];	/* degraded modes accepted, for the client */
 	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
 	 * the rights each gets, so a guest only adds rules for them. */
@@ -60,14 +61,21 @@ int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
  * TCP port rules (ABI 4), ..."). */
 void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
 
+/* The text that keys a cached filter: the rule's deny list is at most
+ * ISO_POLICY_WORDS_MAX names. */
+#define ISO_FILTER_KEY_MAX (1024 + ISO_POLICY_WORDS_MAX * 48)
+
 /*
- * Once per connection. Returns 0, or -ENOSYS when the kernel lacks a
- * mechanism the rule requires (Landlock, or a network namespace and Landlock
- * TCP rules for network none), -EINVAL for an unknown syscall name in the
- * rule, -ENOMEM; with a reason in why.
+ * Once per connection. filter_cache: a directory only the helper's uid can
+ * write, where compiled filters are kept for the boot (see prepare_seccomp
+ * in confine.c), or NULL to always compile. Returns 0, or -ENOSYS when the
+ * kernel lacks a mechanism the rule requires (Landlock, or a network
+ * namespace and Landlock TCP rules for network none), -EINVAL for an
+ * unknown syscall name in the rule, -ENOMEM; with a reason in why.
  */
 int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    struct iso_confine *c, char *why, size_t n);
+		    const char *filter_cache, struct iso_confine *c, char *why,
+		    size_t n);
 void confine_release(struct iso_confine *c);
 
 /*

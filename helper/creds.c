@@ -120,7 +120,9 @@ int state_prepare(char *why, size_t n)
 	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
 	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0)
 		return rc;
-	return ensure_root_dir(LEASE_DIR, 0700, why, n);
+	if ((rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
+		return rc;
+	return ensure_root_dir(ISO_FILTER_DIR, 0700, why, n);
 }
 
 /* Kill every process running under uid (never 0). */
