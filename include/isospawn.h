@@ -19,7 +19,10 @@
  *  - Thread safety: an iso_conn and everything created from it (specs are
  *    independent) may be used by one thread at a time; distinct connections
  *    may be used concurrently from different threads. iso_build_env(),
- *    iso_strerror() and iso_last_error() are safe from any thread.
+ *    iso_strerror() and iso_last_error() are safe from any thread. The
+ *    descriptors iso_conn_fd() and iso_channel_fd() return stay the same
+ *    for the handle's life, so any thread may poll() them while another
+ *    thread uses the connection.
  */
 #ifndef ISOSPAWN_H
 #define ISOSPAWN_H
@@ -166,6 +169,18 @@ ISO_PUBLIC void iso_close(iso_conn *conn);
 
 /* The helper's Landlock ABI (0 = none) as it reported at iso_open(). */
 ISO_PUBLIC int iso_conn_landlock_abi(const iso_conn *conn);
+
+/*
+ * The connection's socket, for callers with their own event loop (an
+ * asyncio loop, a thread that waits for several guests): it polls readable
+ * (POLLIN) when the helper has sent something, such as a guest's end,
+ * which iso_wait(guest, 0) then collects. Readable does not mean that a
+ * given guest has ended: call iso_wait(guest, 0) and poll again when it
+ * returns 1. Only poll it: do not read, write or close it. Owned by the
+ * connection, closed by iso_close(); the same value for the connection's
+ * life (see Thread safety above). Always a valid descriptor.
+ */
+ISO_PUBLIC int iso_conn_fd(const iso_conn *conn);
 
 /* ------------------------------------------------------------------ */
 /* Spawn specifications                                                 */

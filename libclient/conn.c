@@ -507,3 +507,8 @@ ISO_PUBLIC int iso_conn_landlock_abi(const iso_conn *conn)
 {
 	return conn->landlock_abi;
 }
+
+ISO_PUBLIC int iso_conn_fd(const iso_conn *conn)
+{
+	return conn->fd;
+}

@@ -11,6 +11,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -495,6 +496,63 @@ END_TEST
 
 /* ---------------------------------------------------------------- */
 
+static int readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	ck_assert_int_ge(poll(&p, 1, 0), 0);
+	return (p.revents & POLLIN) != 0;
+}
+
+/* iso_conn_fd(): the descriptor a caller's event loop polls; readable
+ * when the helper has sent something, which iso_wait(guest, 0) collects. */
+START_TEST(test_conn_fd_polls_readable_until_wait_collects)
+{
+	struct iso_wire_msg m;
+	uint8_t buf[256];
+	iso_conn *conn = calloc(1, sizeof(*conn));
+	iso_guest *g = calloc(1, sizeof(*g));
+	long len;
+	int sv[2];
+
+	ck_assert_ptr_nonnull(conn);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	conn->fd = sv[0];
+	conn->helper_pid = -1;
+	g->conn = conn;
+	g->id = 7;
+	g->channel_fd = -1;
+	g->limit = -1;
+	conn->guests = g;
+	ck_assert_int_eq(iso_conn_fd(conn), sv[0]);
+
+	ck_assert_int_eq(readable(iso_conn_fd(conn)), 0);
+	ck_assert_int_eq(iso_wait(g, 0), 1);
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_EXITED;
+	m.id = 7;
+	m.u.exited.outcome = ISO_OUTCOME_EXITED;
+	m.u.exited.code = 3;
+	m.u.exited.limit_hit = -1;
+	len = iso_wire_encode(&m, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(send(sv[1], buf, (size_t)len, 0), len);
+	ck_assert_int_eq(readable(iso_conn_fd(conn)), 1);
+	/* The same descriptor throughout; the event is collected by a
+	 * non-blocking wait, after which nothing is left to read. */
+	ck_assert_int_eq(iso_conn_fd(conn), sv[0]);
+	ck_assert_int_eq(iso_wait(g, 0), 0);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_exit_code(g), 3);
+	ck_assert_int_eq(readable(iso_conn_fd(conn)), 0);
+	close(sv[1]);
+	iso_close(conn); /* frees g; no helper to reap */
+}
+END_TEST
+
+/* ---------------------------------------------------------------- */
+
 START_TEST(test_open_reports_missing_helper)
 {
 	iso_conn *conn = (iso_conn *)1;
@@ -573,6 +631,7 @@ static Suite *client_suite(void)
 	tcase_add_test(tc, test_ended_guest_needs_no_helper);
 	tcase_add_test(tc, test_send_refuses_empty_and_oversize);
 	tcase_add_test(tc, test_recv_timeout_oversize_and_eof);
+	tcase_add_test(tc, test_conn_fd_polls_readable_until_wait_collects);
 	tcase_add_test(tc, test_open_reports_missing_helper);
 	tcase_add_test(tc, test_open_uses_compiled_path_without_override);
 	tcase_add_test(tc, test_open_reports_helper_exit_before_hello);
