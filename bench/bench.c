@@ -21,6 +21,10 @@
  *
  * The output is Markdown on stdout; with -o, the same rows as PREFIX.csv
  * and every timing as PREFIX-samples.csv, which bench/plot draws.
+ *
+ * The Python rows (p, s) are timed inside the interpreter, by
+ * bench/bench_python.py, which this program runs as the caller; p's spawns
+ * alternate with mode 3's C calls, one by one.
  */
 #include "config.h"
 
@@ -59,7 +63,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13n24m567aegxc" /* g: live guests, x: scaling */
+#define ALL_MODES "lL13n24m567psaegxc" /* g: live guests, x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -439,6 +443,162 @@ static void remove_noworld_helper(void)
 	(void)unlink(noworld_helper);
 }
 
+#ifdef ISO_PYTHON
+/* Start bench/bench_python.py with args as the caller, the module under
+ * test installed beside the library (T_LIB); *to_py (if not NULL) and
+ * *from_py are pipes to its stdin and from its stdout, its stderr goes to
+ * err_fd. Returns its pid, or -1 with the reason in s->note. */
+static pid_t start_python(const char *const *args, int *to_py, int *from_py,
+			  int err_fd, struct summary *s)
+{
+	char helper[200];
+	const char *argv[8] = { ISO_PYTHON, ISO_SRCDIR "/bench/bench_python.py" };
+	const char *envp[] = { "PYTHONPATH=" T_LIB, "LD_LIBRARY_PATH=" T_LIB,
+			       "PYTHONDONTWRITEBYTECODE=1", "PATH=/usr/bin:/bin",
+			       helper, NULL };
+	posix_spawn_file_actions_t fa;
+	int in[2] = { -1, -1 }, out[2], rc;
+	pid_t pid;
+
+	for (size_t i = 0; args[i] != NULL && i < 5; i++)
+		argv[2 + i] = args[i];
+	snprintf(helper, sizeof(helper), "ISOSPAWN_HELPER=%s", T_HELPER);
+	if ((to_py != NULL && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0) {
+		note(s, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	if (to_py != NULL)
+		posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	else
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	rc = posix_spawn(&pid, ISO_PYTHON, &fa, NULL, (char *const *)argv,
+			 (char *const *)envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (to_py != NULL) {
+		close(in[0]);
+		*to_py = in[1];
+	}
+	close(out[1]);
+	*from_py = out[0];
+	if (rc != 0) {
+		note(s, "%s: %s", ISO_PYTHON, strerror(rc));
+		return -1;
+	}
+	return pid;
+}
+
+/* Wait for the interpreter; 0 if it exited 0, else -1 with its stderr's
+ * first line in s->note. */
+static int end_python(pid_t pid, int err_fd, struct summary *s)
+{
+	char err[300] = "";
+	int status = -1;
+	ssize_t len;
+
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	len = pread(err_fd, err, sizeof(err) - 1, 0);
+	err[len > 0 ? len : 0] = '\0';
+	err[strcspn(err, "\n")] = '\0';
+	if (status != 0 && pid > 0)
+		note(s, "bench_python.py failed (status 0x%x): %s", (unsigned)status,
+		     err[0] ? err : "(no message)");
+	return status == 0 ? 0 : -1;
+}
+
+/* p: Python's spawn+wait (s[0]) and the C library's (s[1], mode 3's
+ * call), spawn by spawn in turn, each on its own warm connection. */
+static void measure_python_pair(UNUSED const struct mode *m, unsigned n,
+				struct summary *s)
+{
+	const char *const args[] = { "isospawn", NULL };
+	struct library_ctx lib = { NULL, NULL };
+	double *us = calloc(2 * (size_t)n, sizeof(*us)), t0, py;
+	int err_fd = memfd_create("python-stderr", MFD_CLOEXEC);
+	int to_py = -1, from_py = -1, i = -WARMUP - 1;
+	FILE *replies = NULL;
+	pid_t pid = -1;
+
+	if (us == NULL || err_fd < 0) {
+		note(s, "setting up: %s", strerror(errno));
+		goto out;
+	}
+	if (open_library(&lib, T_HELPER, s) < 0 ||
+	    (pid = start_python(args, &to_py, &from_py, err_fd, s)) < 0 ||
+	    (replies = fdopen(from_py, "r")) == NULL)
+		goto out;
+	for (i = -WARMUP; i < (int)n; i++) {
+		t0 = now_us();
+		if (run_library(&lib, &s[1]) < 0)
+			break;
+		if (i >= 0)
+			us[n + (unsigned)i] = now_us() - t0;
+		if (write(to_py, "\n", 1) != 1 || fscanf(replies, "%lf", &py) != 1)
+			break;
+		if (i >= 0)
+			us[i] = py;
+	}
+out:
+	if (to_py >= 0)
+		close(to_py); /* end of input: the interpreter exits */
+	if (replies != NULL)
+		fclose(replies);
+	else if (from_py >= 0)
+		close(from_py);
+	if (end_python(pid, err_fd, s) == 0 && i == (int)n) {
+		summarize(us, n, &s[0]);
+		summarize(us + n, n, &s[1]);
+	}
+	if (err_fd >= 0)
+		close(err_fd);
+	iso_spec_free(lib.spec);
+	iso_close(lib.conn);
+	free(us);
+}
+
+/* s: subprocess.run, for reference, timed in a block of its own. */
+static void measure_python_batch(UNUSED const struct mode *m, unsigned n,
+				 struct summary *s)
+{
+	char count[16], warmup[16];
+	const char *const args[] = { "subprocess", count, warmup, NULL };
+	double *us = calloc(n, sizeof(*us));
+	int err_fd = memfd_create("python-stderr", MFD_CLOEXEC), from_py = -1;
+	FILE *times = NULL;
+	unsigned got = 0;
+	pid_t pid = -1;
+
+	snprintf(count, sizeof(count), "%u", n);
+	snprintf(warmup, sizeof(warmup), "%d", WARMUP);
+	if (us == NULL || err_fd < 0)
+		note(s, "setting up: %s", strerror(errno));
+	else if ((pid = start_python(args, NULL, &from_py, err_fd, s)) > 0 &&
+		 (times = fdopen(from_py, "r")) != NULL)
+		while (got < n && fscanf(times, "%lf", &us[got]) == 1)
+			got++;
+	if (times != NULL)
+		fclose(times);
+	else if (from_py >= 0)
+		close(from_py);
+	if (end_python(pid, err_fd, s) == 0 && got == n)
+		summarize(us, n, s);
+	if (err_fd >= 0)
+		close(err_fd);
+	free(us);
+}
+#else
+static void measure_python_pair(UNUSED const struct mode *m, UNUSED unsigned n,
+				struct summary *s)
+{
+	note(s, "skipped: the Python module was not built (configure found no "
+		"python3 development files)");
+}
+#define measure_python_batch measure_python_pair
+#endif
+
 static char tool_path[4096]; /* the measured command, resolved */
 
 /* Resolve name into tool_path: itself if it has a '/', else from PATH. */
@@ -696,6 +856,11 @@ static const struct mode modes[] = {
 	  ARGV("sudo", "-u", "nobody", "/bin/true"), NULL },
 	{ '7', "firejail --noprofile (root)", 0, measure_command,
 	  ARGV("firejail", "--noprofile", "/bin/true"), NULL },
+	{ 'p', "Python: Connection().spawn(['/bin/true']).wait(), warm helper, "
+	  "default confinement (uid 65534)", T_CALLER, measure_python_pair, NULL,
+	  NULL },
+	{ 's', "Python: subprocess.run(['/bin/true']), for reference (uid 65534)",
+	  T_CALLER, measure_python_batch, NULL, NULL },
 	{ 'a', "as 3, argv of 1,000 entries", T_CALLER, measure_library,
 	  big_argv, NULL },
 	{ 'e', "as 3, 128 overrides of 1,000-byte values", T_CALLER,
@@ -932,6 +1097,10 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	print_ratio(result_of(r, '4'), result_of(r, '5'), "the CLI against bwrap: 4 against 5");
 	print_ratio(result_of(r, 'm'), result_of(r, '5'),
 		    "the CLI without the tree against bwrap: m against 5");
+	if (strchr(which, 'p'))
+		print_ratio(&result_of(r, 'p')[0], &result_of(r, 'p')[1],
+			    "Python's spawn against the C library's (p: spawn by spawn "
+			    "in turn, each on a warm connection; target ≤ 1.15×)");
 	printf("\n");
 }
 
@@ -1160,6 +1329,11 @@ int main(int argc, char **argv)
 	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
 	snprintf(noworld_env, sizeof(noworld_env), "ISOSPAWN_HELPER=%s", noworld_helper);
 	atexit(remove_noworld_helper);
+#ifdef ISO_PYTHON
+	/* Beside libisospawn, readable by the measuring uid. */
+	test_install_file(ISO_BUILDDIR "/python/.libs/" ISO_PYMODULE,
+			  T_LIB "/" ISO_PYMODULE, 0644);
+#endif
 
 	printf("%s\n\n", machine);
 	for (size_t i = 0; i < MODES; i++)

@@ -1,0 +1,435 @@
+"""Live tests of the isospawn module: a real setuid helper.
+
+Run by python/tests/live_python under make check: root installs the test
+helper, then this runs as the unprivileged caller with ISOSPAWN_HELPER
+pointing at it and the module under test in ISOSPAWN_TEST_PYDIR, which
+Python guests are granted (read) to import isospawn.guest from, with a
+copy of this file and of examples/supervisor.py. Guests
+use Debian's /usr/bin/python3 and system programs only, and get their
+data through stdin, the channel or a grant.
+"""
+import asyncio
+import errno
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import threading
+import time
+
+import pytest
+
+import isospawn
+
+PY = "/usr/bin/python3"
+PYDIR = os.environ.get("ISOSPAWN_TEST_PYDIR", "")
+
+if os.geteuid() == 0 or "ISOSPAWN_HELPER" not in os.environ or not PYDIR:
+    pytest.skip("live tests run as the unprivileged caller through "
+                "python/tests/live_python (make check as root)",
+                allow_module_level=True)
+
+
+def py(code):
+    """args running `code` in a Python guest."""
+    return [PY, "-c", textwrap.dedent(code)]
+
+
+PRINT_ENV = py("import json, os; print(json.dumps(dict(os.environ)))")
+
+
+@pytest.fixture
+def conn():
+    with isospawn.Connection() as c:
+        yield c
+
+
+def guest_env(**kwargs):
+    done = isospawn.run(PRINT_ENV, capture_output=True, check=True, **kwargs)
+    return json.loads(done.stdout)
+
+
+# --- the environment guarantee ------------------------------------------
+
+def test_secret_in_caller_environ_absent_from_guest(monkeypatch):
+    monkeypatch.setenv("ISOSPAWN_TEST_SECRET", "hunter2-do-not-leak")
+    done = isospawn.run(PRINT_ENV, capture_output=True, check=True)
+    assert "ISOSPAWN_TEST_SECRET" not in json.loads(done.stdout)
+    assert b"hunter2-do-not-leak" not in done.stdout + done.stderr
+
+
+def test_guest_keys_are_allow_list_and_path_only(monkeypatch):
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("SOMETHING_NOBODY_ANTICIPATED", "x")
+    env = guest_env()
+    assert set(env) <= set(isospawn.FORWARDED_NAMES) | {"PATH"}
+    assert env["LANG"] == "C.UTF-8"
+
+
+def test_path_is_fixed_whatever_the_caller_s_path(monkeypatch):
+    monkeypatch.setenv("PATH", "/home/evil/bin:/usr/bin")
+    assert guest_env()["PATH"] == isospawn.GUEST_PATH
+
+
+def test_override_wins_and_reaches_the_guest(monkeypatch):
+    monkeypatch.setenv("LANG", "C")
+    env = guest_env(env={"LANG": "C.UTF-8", "JOB_ID": "42"})
+    assert env["LANG"] == "C.UTF-8"
+    assert env["JOB_ID"] == "42"
+
+
+def test_refused_override_raises_refused_naming_it(conn):
+    with pytest.raises(isospawn.Refused) as info:
+        conn.spawn(["/bin/true"], env={"LD_PRELOAD": "/tmp/evil.so"})
+    assert "LD_PRELOAD" in str(info.value)
+    assert info.value.errno == errno.EACCES
+    with pytest.raises(isospawn.Refused) as info:
+        isospawn.run(["/bin/true"], env={"GCONV_PATH": "/tmp"})
+    assert "GCONV_PATH" in str(info.value)
+
+
+def test_limit_over_the_policy_ceiling_refused_naming_it(conn):
+    with pytest.raises(isospawn.Refused) as info:
+        conn.spawn(["/bin/true"], limits={"cpu": 10 ** 6})
+    assert "cpu" in str(info.value)
+
+
+# --- exit codes, check, start failures ------------------------------------
+
+def test_exit_code_reported_and_check_raises_guest_error():
+    done = isospawn.run(py("raise SystemExit(3)"))
+    assert done.returncode == 3
+    assert (done.status.outcome, done.status.code) == ("exited", 3)
+    assert done.status.signal is None and done.stdout is None
+    with pytest.raises(isospawn.GuestError) as info:
+        isospawn.run(py("raise SystemExit(3)"), check=True)
+    assert info.value.completed.returncode == 3
+    assert isospawn.run(["/bin/true"], check=True).returncode == 0
+
+
+def test_signal_death_is_128_plus_n():
+    done = isospawn.run(py("import os, signal; "
+                           "os.kill(os.getpid(), signal.SIGTERM)"))
+    assert done.returncode == 128 + signal.SIGTERM
+    assert done.status.outcome == "signaled"
+    assert done.status.signal == signal.SIGTERM
+    assert done.status.code is None
+
+
+def test_program_not_found():
+    done = isospawn.run(["/nonexistent/program"])
+    assert done.returncode == 127
+    assert (done.status.outcome, done.status.stage,
+            done.status.errno) == ("failed", "exec", errno.ENOENT)
+    with pytest.raises(isospawn.StartFailed) as info:
+        isospawn.run(["/nonexistent/program"], check=True)
+    assert (info.value.stage, info.value.errno) == ("exec", errno.ENOENT)
+    assert info.value.completed.returncode == 127
+    with pytest.raises(isospawn.StartFailed) as info:
+        isospawn.run(["no-such-program-anywhere"])
+    assert "/usr/local/bin:/usr/bin:/bin" in str(info.value)
+
+
+def test_bare_name_resolved_on_the_guest_path_only(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    done = isospawn.run(["python3", "-c", "import sys; print(sys.argv[0])"],
+                        capture_output=True, check=True)
+    assert done.stdout == b"-c\n"
+
+
+def test_timeout_ends_the_guest_as_timed_out():
+    t0 = time.monotonic()
+    done = isospawn.run(py("import time; time.sleep(60)"), timeout=0.5)
+    assert done.status.outcome == "timed_out"
+    assert done.returncode == 124
+    assert done.status.signal == signal.SIGKILL
+    assert time.monotonic() - t0 < 10
+
+
+def test_limits_reach_the_guest():
+    done = isospawn.run(py("""
+        import resource
+        print(resource.getrlimit(resource.RLIMIT_AS)[0],
+              resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        """), limits={"as": "1G", "nofile": 64}, capture_output=True,
+        check=True)
+    assert done.stdout.split() == [b"1073741824", b"64"]
+
+
+# --- identity -------------------------------------------------------------
+
+def test_guest_uid_is_neither_root_nor_the_caller(conn):
+    g = conn.spawn(py("import os; print(os.getuid(), os.geteuid())"),
+                   stdout=isospawn.PIPE)
+    out = g.stdout.read()
+    assert g.wait().exit_code == 0
+    assert g.uid not in (0, os.getuid())
+    assert out.split() == [str(g.uid).encode()] * 2
+
+
+# --- stdio ---------------------------------------------------------------
+
+def test_input_reaches_stdin():
+    done = isospawn.run(py("import sys; "
+                           "sys.stdout.write(sys.stdin.read().upper())"),
+                        input=b"hello", capture_output=True, check=True)
+    assert done.stdout == b"HELLO"
+
+
+def test_capture_of_10_mib_does_not_deadlock():
+    done = isospawn.run(py("""
+        import sys
+        sys.stdout.buffer.write(b"x" * (10 << 20))
+        sys.stdout.flush()
+        sys.stderr.write("done")
+        """), capture_output=True, timeout=60, check=True)
+    assert len(done.stdout) == 10 << 20
+    assert done.stdout.count(b"x") == 10 << 20
+    assert done.stderr == b"done"
+
+
+def test_stderr_to_stdout_and_devnull():
+    done = isospawn.run(py("import sys; print('out'); "
+                           "print('err', file=sys.stderr)"),
+                        stdout=isospawn.PIPE, stderr=isospawn.STDOUT)
+    assert sorted(done.stdout.split()) == [b"err", b"out"]
+    done = isospawn.run(py("print('out')"), stdout=isospawn.DEVNULL)
+    assert done.stdout is None and done.returncode == 0
+
+
+# --- waiting, killing, closing --------------------------------------------
+
+def test_wait_timeout_raises_then_kill_ends_it(conn):
+    g = conn.spawn(["/bin/sleep", "30"])
+    assert g.poll() is None and g.status is None
+    with pytest.raises(TimeoutError):
+        g.wait(timeout=0.2)
+    g.kill()
+    st = g.wait(timeout=10)
+    assert (st.outcome, st.signal) == ("signaled", signal.SIGKILL)
+    assert g.status is st and g.poll() is st
+
+
+def test_close_kills_what_is_left():
+    conn = isospawn.Connection()
+    g = conn.spawn(["/bin/sleep", "30"])
+    assert os.path.exists("/proc/%d" % g.pid)
+    conn.close()
+    assert conn.closed
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d" % g.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % g.pid)
+    with pytest.raises(isospawn.Error):
+        g.wait()
+    with pytest.raises(isospawn.Error):
+        conn.spawn(["/bin/true"])
+
+
+def test_close_wakes_a_thread_waiting_on_a_guest():
+    conn = isospawn.Connection()
+    g = conn.spawn(["/bin/sleep", "30"])
+    raised = []
+
+    def waiter():
+        try:
+            g.wait()
+        except isospawn.Error as e:
+            raised.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.2)
+    conn.close()
+    t.join(5)
+    assert not t.is_alive() and len(raised) == 1
+
+
+def test_dropping_a_guest_kills_it(conn):
+    g = conn.spawn(["/bin/sleep", "30"])
+    pid = g.pid
+    del g
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % pid)
+
+
+def test_forked_child_cannot_use_the_parent_s_connection(conn):
+    g = conn.spawn(["/bin/sleep", "30"])
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            conn.spawn(["/bin/true"])
+        except isospawn.Error:
+            code = 0
+        del g  # must not kill the parent's guest
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert g.poll() is None  # still running
+    assert conn.run(["/bin/true"]).returncode == 0
+
+
+# --- the channel ----------------------------------------------------------
+
+ECHO_GUEST = py("""
+    from isospawn import guest
+    ch = guest.channel()
+    msg = ch.recv()
+    ch.send(b"pong:" + msg)
+    ch.recv()
+    """)
+
+
+def test_channel_round_trip_timeout_and_eof(conn):
+    g = conn.spawn(ECHO_GUEST, channel=True, read=[PYDIR])
+    t0 = time.monotonic()
+    assert g.recv(timeout=0.2) is None
+    assert time.monotonic() - t0 < 1.0
+    g.send(b"ping")
+    assert g.recv(timeout=30) == b"pong:ping"
+    g.send(b"bye")
+    assert g.wait(timeout=30).exit_code == 0
+    with pytest.raises(EOFError):
+        g.recv(timeout=5)
+    with pytest.raises(BrokenPipeError):
+        g.send(b"late")
+
+
+def test_channel_fileno_for_selectors(conn):
+    import selectors
+    g = conn.spawn(ECHO_GUEST, channel=True, read=[PYDIR])
+    with selectors.DefaultSelector() as sel:
+        sel.register(g.channel_fileno(), selectors.EVENT_READ)
+        g.send(b"x")
+        assert sel.select(timeout=30)
+    assert g.recv(timeout=0) == b"pong:x"
+    g.kill()
+    g.wait()
+
+
+def test_no_channel_guest_refuses_channel_calls(conn):
+    g = conn.spawn(["/bin/true"])
+    for call in (lambda: g.send(b"x"), g.recv, g.channel_fileno):
+        with pytest.raises(ValueError):
+            call()
+    assert g.wait().exit_code == 0
+
+
+# --- threads and asyncio --------------------------------------------------
+
+def test_four_threads_with_1s_guests_finish_in_about_1s():
+    isospawn.run(["/bin/true"])  # the default connection, opened
+    results = []
+
+    def one():
+        results.append(isospawn.run(["/bin/sleep", "1"]).returncode)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - t0
+    assert results == [0] * 4
+    assert elapsed < 2.0, "took %.2f s: the GIL or a lock was held" % elapsed
+
+
+def test_threads_share_one_connection_and_its_guests(conn):
+    guests = [conn.spawn(["/bin/sleep", "0.5"]) for _ in range(4)]
+    statuses = [None] * 4
+
+    def wait(i):
+        statuses[i] = guests[i].wait(timeout=30)
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    extra = conn.run(["/bin/true"])  # spawns while others wait
+    for t in threads:
+        t.join()
+    assert extra.returncode == 0
+    assert [s.outcome for s in statuses] == ["exited"] * 4
+
+
+def test_wait_async_uses_the_event_loop_not_threads(conn):
+    async def main():
+        guests = [conn.spawn(["/bin/sleep", "0.5"]) for _ in range(3)]
+        before = threading.active_count()
+        t0 = time.monotonic()
+        statuses = await asyncio.gather(*(g.wait_async() for g in guests))
+        assert threading.active_count() == before
+        return statuses, time.monotonic() - t0
+
+    statuses, elapsed = asyncio.run(main())
+    assert [s.exit_code for s in statuses] == [0, 0, 0]
+    assert elapsed < 3
+
+
+def test_wait_async_with_timeout_task_and_a_waiting_thread(conn):
+    async def main():
+        slow = conn.spawn(["/bin/sleep", "30"])
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(slow.wait_async(), 0.2)
+        quick = conn.spawn(["/bin/sleep", "0.3"])
+        other = conn.spawn(["/bin/sleep", "0.3"])
+        # Another thread waits on the same connection meanwhile: whoever
+        # reads the socket first, both ends are seen.
+        thread_status = []
+        t = threading.Thread(target=lambda: thread_status.append(
+            other.wait(timeout=30)))
+        t.start()
+        task = asyncio.create_task(quick.wait_async())
+        st = await asyncio.wait_for(task, 30)
+        await asyncio.get_running_loop().run_in_executor(None, t.join)
+        slow.kill()
+        return st, thread_status, await slow.wait_async()
+
+    st, thread_status, killed = asyncio.run(main())
+    assert st.outcome == "exited"
+    assert thread_status[0].outcome == "exited"
+    assert killed.signal == signal.SIGKILL
+
+
+# --- argument checks -------------------------------------------------------
+
+def test_bad_arguments_raise_before_anything_is_sent(conn):
+    with pytest.raises(ValueError):
+        conn.spawn([])
+    with pytest.raises(ValueError):
+        conn.spawn(["/bin/true"], limits={"bogus": 1})
+    with pytest.raises(ValueError):
+        conn.spawn(["/bin/true"], limits={"cpu": "1G"})
+    with pytest.raises(ValueError):
+        conn.spawn(["/bin/true"], network="sometimes")
+    with pytest.raises(ValueError):
+        conn.spawn(["/bin/true"], timeout=0)
+    with pytest.raises(ValueError):
+        conn.spawn(["/bin/true"], env={"BAD NAME": "x"})
+    with pytest.raises(TypeError):
+        conn.spawn(["/bin/true"], read="/usr")
+    with pytest.raises(ValueError):
+        isospawn.run(["/bin/true"], capture_output=True, stdout=isospawn.PIPE)
+
+
+# --- the example ------------------------------------------------------------
+
+def test_example_supervisor_runs_snippets_confined():
+    example = os.path.join(PYDIR, "supervisor.py")  # examples/, copied
+    done = subprocess.run([PY, example], capture_output=True, text=True,
+                          timeout=120, check=True)
+    lines = done.stdout.splitlines()
+    report = {line.split(":")[0]: line for line in lines
+              if not line.startswith(" ")}
+    assert '    posted: {"sum": 45}' in lines
+    assert report["spin"].startswith("spin: timed_out")
+    assert report["hog"].startswith("hog: exited 1")
+    assert "    stderr: MemoryError" in lines
+    assert '    posted: "/etc/shadow: Permission denied"' in lines
+    env_line = next(line for line in lines if '"variables"' in line)
+    assert "SUPERVISOR_API_TOKEN" not in env_line
+    assert "PATH" in env_line
