@@ -680,6 +680,76 @@ START_TEST(live_guest_tmp_is_its_own_and_ends_with_it)
 }
 END_TEST
 
+/* Finding 1: a guest's /tmp is a tmpfs of its mount namespace, so a tree
+ * no path-walking cleanup could remove (3,000 levels of 200-byte names,
+ * 600 KB of path, a file at the bottom) is gone with the guest, root never
+ * walks it, and the uid it ran under serves the next guests at once. */
+START_TEST(live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed)
+{
+	const char *deep[] = { T_PROBE, "deeptree", "3000", "200", NULL };
+	const char *count[] = { T_PROBE, "count", ".", NULL };
+	struct run r;
+	uid_t uid;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, deep, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "building the tree");
+	ck_assert_msg(has_line(r.out, "built 3000 levels"), "%s", r.out);
+	uid = r.uid;
+	/* Idle leases are reused: the next guests get the same uid. */
+	for (int i = 0; i < 5; i++) {
+		run_guest(c, count, NULL, NULL, NULL, &r);
+		assert_allowed(&r, "a guest after the tree");
+		ck_assert_uint_eq(r.uid, uid);
+		ck_assert_msg(has_line(r.out, "entries=0"), "guest %d found: %s", i, r.out);
+	}
+	iso_close(c);
+}
+END_TEST
+
+/* Finding 14: nothing of a guest's working directory (there: a parked
+ * scratch directory; here: its /tmp) reaches the next guest of its uid, not
+ * a user.* extended attribute, not a timestamp. */
+START_TEST(live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp)
+{
+	const char *set[] = { T_PROBE, "xattr-set", ".", "user.left", "by-the-last-guest", NULL };
+	const char *age[] = { T_PROBE, "mtime", ".", "old", NULL };
+	const char *get[] = { T_PROBE, "xattr-get", ".", "user.left", NULL };
+	const char *mtime[] = { T_PROBE, "mtime", ".", NULL };
+	long long seen = 0;
+	struct run r;
+	uid_t uid;
+	iso_conn *c;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, set, NULL, NULL, NULL, &r);
+	if (r.spawn_rc == 0 && has_line(r.out, "refused: EOPNOTSUPP")) {
+		/* tmpfs takes user.* attributes from Linux 6.6 on. */
+		printf("SKIP: live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp: "
+		       "no user.* extended attributes in the guest's /tmp here\n");
+		iso_close(c);
+		return;
+	}
+	assert_allowed(&r, "setting an extended attribute");
+	uid = r.uid;
+	run_guest(c, age, NULL, NULL, NULL, &r);
+	assert_allowed(&r, "setting the time");
+	run_guest(c, get, NULL, NULL, NULL, &r);
+	ck_assert_uint_eq(r.uid, uid);
+	assert_refused(&r, "reading the last guest's attribute");
+	ck_assert_msg(has_line(r.out, "refused: ENODATA"), "%s", r.out);
+	run_guest(c, mtime, NULL, NULL, NULL, &r);
+	ck_assert_uint_eq(r.uid, uid);
+	assert_allowed(&r, "reading the time");
+	ck_assert_msg(sscanf(r.out, "mtime=%lld", &seen) == 1 && seen > time(NULL) - 3600,
+		      "the directory's time is the last guest's: %s", r.out);
+	iso_close(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Network                                                              */
 
@@ -952,6 +1022,8 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_home_is_absent_and_landlock_refuses_what_the_tree_shows);
 	tcase_add_test(files, live_writes_land_only_in_own_tmp_and_grants);
 	tcase_add_test(files, live_guest_tmp_is_its_own_and_ends_with_it);
+	tcase_add_test(files, live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed);
+	tcase_add_test(files, live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp);
 	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);

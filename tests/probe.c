@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -657,6 +659,85 @@ static int cmd_session(char **argv)
 	return 0;
 }
 
+/* LEVELS nested directories of NAMELEN-byte names below the cwd, made
+ * descriptor by descriptor (the whole path is far longer than PATH_MAX),
+ * and a file at the bottom: what a path-walking cleanup cannot remove. */
+static int cmd_deeptree(char **argv)
+{
+	long long levels = number(argv[0], 1, 100000);
+	long long len = number(argv[1], 1, NAME_MAX);
+	char name[NAME_MAX + 1];
+	int dir, fd;
+
+	if (levels < 0 || len < 0)
+		return 2;
+	memset(name, 'd', (size_t)len);
+	name[len] = '\0';
+	if ((dir = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return refused(errno);
+	for (long long i = 0; i < levels; i++) {
+		int next;
+
+		if (mkdirat(dir, name, 0700) < 0 ||
+		    (next = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return refused(errno);
+		close(dir);
+		dir = next;
+	}
+	fd = openat(dir, "bottom", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "x", 1) != 1)
+		return refused(errno);
+	printf("built %lld levels of %lld bytes\n", levels, len);
+	return 0;
+}
+
+/* How many entries (besides . and ..) PATH holds. */
+static int cmd_count(char **argv)
+{
+	DIR *d = opendir(argv[0]);
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return refused(errno);
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	printf("entries=%ld\n", n);
+	return 0;
+}
+
+static int cmd_xattr_set(char **argv)
+{
+	return done(setxattr(argv[0], argv[1], argv[2], strlen(argv[2]), 0), "set");
+}
+
+static int cmd_xattr_get(char **argv)
+{
+	char value[256];
+	ssize_t len = getxattr(argv[0], argv[1], value, sizeof(value) - 1);
+
+	if (len < 0)
+		return refused(errno);
+	value[len] = '\0';
+	printf("value=%s\n", value);
+	return 0;
+}
+
+/* PATH's modification time set to 1970, or printed. */
+static int cmd_mtime(char **argv)
+{
+	struct timespec old[2] = { { 1, 0 }, { 1, 0 } };
+	struct stat st;
+
+	if (argv[1] != NULL)
+		return done(utimensat(AT_FDCWD, argv[0], old, 0), "set");
+	if (stat(argv[0], &st) < 0)
+		return refused(errno);
+	printf("mtime=%lld\n", (long long)st.st_mtime);
+	return 0;
+}
+
 static const struct command {
 	const char *name;
 	int min_args, max_args;
@@ -696,6 +777,11 @@ static const struct command {
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
 	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
 	{ "session", 0, 0, cmd_session, "" },
+	{ "deeptree", 2, 2, cmd_deeptree, " LEVELS NAMELEN" },
+	{ "count", 1, 1, cmd_count, " DIR" },
+	{ "xattr-set", 3, 3, cmd_xattr_set, " PATH NAME VALUE" },
+	{ "xattr-get", 2, 2, cmd_xattr_get, " PATH NAME" },
+	{ "mtime", 1, 2, cmd_mtime, " PATH [old]" },
 };
 
 static int usage(void)
