@@ -39,6 +39,7 @@
 #include "util.h"
 
 #define LEASE_DIR ISO_STATE_DIR "/leases"
+#define CALLER_DIR ISO_STATE_DIR "/callers"
 
 /* A helper that is not root can do nothing; say why in one line. */
 static int not_root(char *why, size_t n)
@@ -122,7 +123,35 @@ int state_prepare(char *why, size_t n)
 		return rc;
 	if ((rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
 		return rc;
-	return ensure_root_dir(ISO_FILTER_DIR, 0700, why, n);
+	if ((rc = ensure_root_dir(ISO_FILTER_DIR, 0700, why, n)) < 0)
+		return rc;
+	return ensure_root_dir(CALLER_DIR, 0700, why, n);
+}
+
+int caller_slot_take(uid_t caller, uint32_t max, char *why, size_t n)
+{
+	static uint32_t next; /* where the last search ended: usually free */
+	char path[sizeof(CALLER_DIR) + 32];
+
+	for (uint32_t i = 0; i < max; i++) {
+		uint32_t slot = (next + i) % max;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%u.%u", CALLER_DIR, (unsigned)caller,
+			 (unsigned)slot);
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return iso_why_errno(why, n, "%s", path);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			next = slot + 1;
+			return fd;
+		}
+		close(fd);
+		if (errno != EWOULDBLOCK)
+			return iso_why_errno(why, n, "flock %s", path);
+	}
+	return iso_why(why, n, EAGAIN, "uid %u has %u live guests, as many as its rule's "
+		       "'guests' allows", (unsigned)caller, (unsigned)max);
 }
 
 /* Kill every process running under uid (never 0). */

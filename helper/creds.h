@@ -53,6 +53,15 @@ int state_prepare(char *why, size_t n);
 int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 		  char *why, size_t n);
 
+/*
+ * One of the caller's `max` slots (ISO_STATE_DIR/callers/UID.N), held by an
+ * exclusive flock on the returned descriptor while one of its guests lives:
+ * every helper of the caller takes from the same slots, so its live guests
+ * never number more than `max`; the kernel drops the lock if the helper
+ * dies. Returns the descriptor, -EAGAIN when all are held, or -errno.
+ */
+int caller_slot_take(uid_t caller, uint32_t max, char *why, size_t n);
+
 /* Give the uid back, marked clean: only once no process of it can be left
  * (every guest's reaper waited for). */
 void lease_release(struct iso_lease *lease);

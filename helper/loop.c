@@ -386,6 +386,7 @@ int server_run(struct iso_server *srv)
 	struct epoll_event evs[64];
 	int serving = 1;
 
+	srv->ctx.caller = srv->caller.uid;
 	while (serving) {
 		int nev = epoll_wait(srv->epfd, evs, 64, -1);
 		if (nev < 0 && errno != EINTR) {

@@ -399,6 +399,22 @@ static int kw_landlock_abi(struct parser *p, struct iso_rule *r, char *const *ar
 	return 0;
 }
 
+/* Live guests of one caller at once, over all its connections (creds.c
+ * counts them): without it one caller can lease a group rule's whole pool. */
+static int kw_guests(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
+{
+	uint64_t max;
+	int rc;
+
+	if ((rc = want_args(p, arg, narg, 1, 1, "a number of guests")) < 0)
+		return rc;
+	if (parse_decimal(arg[0], ISO_POLICY_POOL_MAX, &max) < 0 || max < 1)
+		return fail(p, "expected a number of guests from 1 to %d after 'guests', got '%s'",
+			    ISO_POLICY_POOL_MAX, arg[0]);
+	r->guests_max = (uint32_t)max;
+	return 0;
+}
+
 /* Gone with the on-disk scratch directories: say what replaced it rather
  * than call it unknown. */
 static int kw_scratch(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
@@ -430,6 +446,7 @@ static const struct keyword keywords[] = {
 	{ .name = "forward", AT(forward), .list = WORD_FORWARD,
 	  .what = "names from the forwarded list", .alone = "none" },
 	{ .name = "limit", .parse = kw_limit, .repeats = 1 },
+	{ .name = "guests", .parse = kw_guests },
 	{ .name = "timeout", .parse = kw_timeout },
 	{ .name = "network", .parse = kw_network },
 	{ .name = "seccomp", AT(seccomp), .choices = { "default", "strict", "none" },
@@ -513,7 +530,8 @@ static int open_rule(struct parser *p, char *const *word, size_t nword)
 	 * rule that fails half-way. */
 	*r = (struct iso_rule){ .line = p->line, .network_default = ISO_NETWORK_HOST,
 				.seccomp = ISO_SECCOMP_DEFAULT, .seccomp_action = ISO_SECCOMP_ERRNO,
-				.landlock = ISO_LANDLOCK_REQUIRED, .landlock_min_abi = 1 };
+				.landlock = ISO_LANDLOCK_REQUIRED, .landlock_min_abi = 1,
+				.guests_max = ISO_POLICY_GUESTS_DEFAULT };
 	memcpy(r->ceiling, iso_default_ceiling, sizeof(r->ceiling));
 	memset(p->seen, 0, sizeof(p->seen));
 	memset(p->limit_seen, 0, sizeof(p->limit_seen));

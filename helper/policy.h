@@ -22,6 +22,7 @@
 #define ISO_POLICY_RULES_MAX 64		/* rules in the file */
 #define ISO_POLICY_WORDS_MAX 64		/* words on one line */
 #define ISO_POLICY_POOL_MAX 65536	/* uids in one pool */
+#define ISO_POLICY_GUESTS_DEFAULT 64	/* a rule's 'guests' when it sets none */
 #define ISO_POLICY_DROPINS_MAX 64	/* *.conf files in the drop-in directory */
 
 enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
@@ -47,6 +48,7 @@ struct iso_rule {
 
 	uint32_t pool_first, pool_last; /* inclusive; never 0 or -1 */
 	unsigned pool_line;		/* where the pool is, for messages */
+	uint32_t guests_max;	/* live guests of one caller, all connections */
 
 	int programs_any;
 	char **programs;       /* NULL-terminated absolute paths */

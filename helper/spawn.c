@@ -482,8 +482,13 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 	int rc;
 
 	*client_chan = -1;
-	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
+	child->slot_fd = caller_slot_take(ctx->caller, ctx->confine->rule->guests_max, why, n);
+	if (child->slot_fd < 0)
+		return child->slot_fd;
+	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
+		close(child->slot_fd);
 		return rc;
+	}
 	rc = world_lease(ctx->world, child->lease.uid, why, n);
 	if (rc == 0)
 		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
@@ -496,8 +501,10 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		spawn_end(ctx, child, 0, &gone);
 		return rc;
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		lease_put(ctx, &child->lease);
+		close(child->slot_fd);
+	}
 	return rc;
 }
 
@@ -548,6 +555,8 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	close(child->pidfd);
 	close(child->report_fd);
 	lease_put(ctx, &child->lease);
+	/* Its whole namespace is gone: the caller's slot is free again. */
+	close(child->slot_fd);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)

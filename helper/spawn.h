@@ -25,6 +25,7 @@ struct iso_spawn_ctx {
 	const struct iso_world *world;	   /* the template of the guest's tree */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
+	uid_t caller;	  /* whose live guests count against the rule's 'guests' */
 	struct iso_lease idle[ISO_IDLE_LEASES];
 	size_t nidle;
 };
@@ -35,6 +36,7 @@ struct iso_child {
 	int pidfd;	/* its pidfd, readable once it has exited */
 	int report_fd;	/* read end of the reaper's report */
 	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
+	int slot_fd;	/* one of the caller's slots (caller_slot_take) */
 };
 
 /* Once per connection: what every spawn needs. `confine` and `world` are

@@ -284,7 +284,8 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
  * iso_wait() as ISO_OUTCOME_FAILED, never as an exit code.
  * Returns 0; -EACCES refused by policy; -EINVAL malformed request (or a
  * stdio fd closed since iso_spec_set_stdio()); -E2BIG the request does not
- * fit in one message; -EAGAIN the pool is exhausted; -ENOSYS the kernel
+ * fit in one message; -EAGAIN the pool is exhausted, or the caller has as
+ * many live guests as its rule's "guests" allows; -ENOSYS the kernel
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
  * -ENOMEM; -EIO.
  */

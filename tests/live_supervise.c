@@ -1303,6 +1303,42 @@ START_TEST(live_connection_with_four_times_nofile_live_guests_starts_each)
 }
 END_TEST
 
+/* The rule for the per-caller ceiling in tests/policy.conf.in: guests 2. */
+#define G_CALLER 4000050u
+
+/* Finding 3: a caller's live guests are bounded by its rule's 'guests'
+ * over all its connections (each its own helper), not per connection: a
+ * third guest is refused on either, and a slot frees when a guest ends. */
+START_TEST(live_callers_live_guests_are_bounded_across_its_connections)
+{
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	iso_guest *first, *second, *third = NULL;
+	iso_conn *a, *b;
+	int rc;
+
+	become(G_CALLER);
+	a = open_conn();
+	b = open_conn();
+	first = must_start(a, sleeper, 0);
+	second = must_start(b, sleeper, 0);
+	rc = start(a, sleeper, 0, -1, &third);
+	ck_assert_msg(rc == -EAGAIN, "third guest on the first connection: %d (%s)", rc,
+		      iso_last_error());
+	ck_assert_msg(strstr(iso_last_error(), "'guests'") != NULL, "%s", iso_last_error());
+	rc = start(b, sleeper, 0, -1, &third);
+	ck_assert_msg(rc == -EAGAIN, "third guest on the second connection: %d (%s)", rc,
+		      iso_last_error());
+	ck_assert_int_eq(iso_kill(first, SIGKILL), 0);
+	must_end(first, 5000);
+	third = must_start(a, sleeper, 0);
+	iso_guest_free(first);
+	iso_guest_free(second);
+	iso_guest_free(third);
+	iso_close(a);
+	iso_close(b);
+}
+END_TEST
+
 static Suite *supervise_suite(void)
 {
 	Suite *s = suite_create("live_supervise");
@@ -1341,6 +1377,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
+	tcase_add_test(many, live_callers_live_guests_are_bounded_across_its_connections);
 	tcase_set_timeout(many, 120);
 	tcase_set_timeout(orphans, 60);
 	tcase_set_timeout(channel, 60);

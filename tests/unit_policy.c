@@ -491,6 +491,28 @@ START_TEST(shipped_default_policy_gives_guests_no_network)
 }
 END_TEST
 
+/* Finding 3: a caller's live guests, over all its connections, are
+ * bounded: by default, by the rule's 'guests', and modestly in the shipped
+ * policy. */
+START_TEST(guests_bound_live_guests_per_caller)
+{
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
+		 "rule user:#2 {\npool 1900000020-1900000029\nprograms any\nguests 3\n}\n");
+	ck_assert_uint_eq(pol.rules[0].guests_max, ISO_POLICY_GUESTS_DEFAULT);
+	ck_assert_uint_eq(ISO_POLICY_GUESTS_DEFAULT, 64);
+	ck_assert_uint_eq(pol.rules[1].guests_max, 3);
+	policy_free(&pol);
+	refused("rule user:#1 {\npool 1900000010-1900000019\nguests 0\n",
+		NAME ":3: expected a number of guests from 1 to 65536 after 'guests', got '0'");
+	refused("rule user:#1 {\npool 1900000010-1900000019\nguests 65537\n",
+		"got '65537'");
+	refused("rule user:#1 {\npool 1900000010-1900000019\nguests\n",
+		"expected a number of guests after 'guests', got end of line");
+	parse_shipped_policy();
+	ck_assert_uint_eq(pol.rules[0].guests_max, 32);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Refused                                                              */
 
@@ -1066,6 +1088,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(ok, no_matching_rule_is_null);
 	tcase_add_test(ok, shipped_default_policy_parses);
 	tcase_add_test(ok, shipped_default_policy_gives_guests_no_network);
+	tcase_add_test(ok, guests_bound_live_guests_per_caller);
 	suite_add_tcase(s, ok);
 
 	tcase_add_checked_fixture(bad, NULL, teardown_policy);
