@@ -1304,7 +1304,7 @@ START_TEST(live_connection_with_four_times_nofile_live_guests_starts_each)
 END_TEST
 
 /* The rule for the per-caller ceiling in tests/policy.conf.in: guests 2. */
-#define G_CALLER 4000050u
+#define G_CALLER 4000060u
 
 /* Finding 3: a caller's live guests are bounded by its rule's 'guests'
  * over all its connections (each its own helper), not per connection: a
