@@ -192,15 +192,49 @@ static unsigned reserve_slot(void)
 	return 0;
 }
 
+/* What a sanitized test helper reported (tests/sanitizer_options.c), on
+ * stderr; the number of reports. */
+static int sanitizer_reports(void)
+{
+	DIR *d = opendir(T_ROOT);
+	struct dirent *e;
+	int found = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char path[512], buf[4096];
+		size_t n;
+		FILE *f;
+
+		if (strncmp(e->d_name, "sanitizer.", 10) != 0)
+			continue;
+		found++;
+		snprintf(path, sizeof(path), "%s/%s", T_ROOT, e->d_name);
+		fprintf(stderr, "harness: the test helper's sanitizer reported (%s):\n", path);
+		if ((f = fopen(path, "r")) != NULL) {
+			while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+				fwrite(buf, 1, n, stderr);
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void remove_run(void)
 {
+	int reports;
+
 	/* Only in the installing process: Check's forked tests exit too. */
 	if (getpid() != installer)
 		return;
+	reports = sanitizer_reports();
 	if (umount2(T_ROOT, MNT_DETACH) < 0)
 		fprintf(stderr, "harness: umount %s: %s\n", T_ROOT, strerror(errno));
 	else
 		remove_tree(run_dir);
+	if (reports > 0)
+		_exit(1); /* a run whose helper reported an error fails */
 }
 
 /* This process's own mount namespace, whose ISO_TEST_ROOT is a new

@@ -421,8 +421,9 @@ static int cmd_membomb(char **argv)
 	unsigned long long total = 0, off;
 
 	while (total < MEMBOMB_CAP) {
-		/* Never freed: the point is to hold it. */
-		char *chunk = malloc(MEMBOMB_CHUNK);
+		/* Never freed: the point is to hold it. Volatile: a compiler
+		 * may drop an allocation nobody reads (clang does). */
+		volatile char *chunk = malloc(MEMBOMB_CHUNK);
 
 		if (!chunk) {
 			printf("bytes=%llu\n", total);
