@@ -230,3 +230,15 @@ void tcase_add_unless(TCase *tc, const TTest *t, const char *missing)
 	}
 	tcase_add_test(tc, t);
 }
+
+#ifdef ISO_COVERAGE
+void __gcov_dump(void);
+#endif
+
+void child_exit(int code)
+{
+#ifdef ISO_COVERAGE
+	__gcov_dump();
+#endif
+	_exit(code);
+}

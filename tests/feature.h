@@ -45,6 +45,11 @@ const char *feature_int80(const char *probe);
 const char *feature_baseline(int (*fn)(void), int refused, const char *key,
 			     const char *feature);
 
+/* _exit() for a forked child that ran product code: in coverage builds it
+ * first writes the child's counts, which _exit() would lose (not under
+ * Landlock: the child could not write them). */
+__attribute__((noreturn)) void child_exit(int code);
+
 /* Add test t to tc when missing is NULL; otherwise print the SKIP line. */
 void tcase_add_unless(TCase *tc, const TTest *t, const char *missing);
 

@@ -139,7 +139,7 @@ static int run_filtered(const struct iso_confine *c, int (*fn)(void))
 			fprintf(stderr, "seccomp: %s\n", why);
 			_exit(SETUP_FAILED);
 		}
-		_exit(fn());
+		child_exit(fn());
 	}
 	return wait_child(pid);
 }
@@ -1289,7 +1289,7 @@ static int run_rlimits(const struct iso_plan *plan)
 
 	if (pid == 0) {
 		rlimit_plan = plan;
-		_exit(try_rlimits());
+		child_exit(try_rlimits());
 	}
 	return exit_code(wait_child(pid));
 }
@@ -1366,7 +1366,7 @@ START_TEST(rlimits_failure_names_the_limit)
 		      setresuid(NOBODY, NOBODY, NOBODY) < 0)))
 			_exit(SETUP_FAILED);
 		rc = confine_apply_rlimits(&plan, why, sizeof why);
-		_exit(rc == -EPERM && strstr(why, "nofile") ? 0 : 1);
+		child_exit(rc == -EPERM && strstr(why, "nofile") ? 0 : 1);
 	}
 	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
 }
@@ -1392,10 +1392,10 @@ START_TEST(loopback_comes_up)
 		memset(&ifr, 0, sizeof ifr);
 		strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
-		_exit(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
-				      (ifr.ifr_flags & IFF_UP)
-			      ? 0
-			      : 2);
+		child_exit(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
+					   (ifr.ifr_flags & IFF_UP)
+				   ? 0
+				   : 2);
 	}
 	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
 }
