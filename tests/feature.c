@@ -221,6 +221,18 @@ const char *feature_baseline(int (*fn)(void), int refused, const char *key,
 	return why;
 }
 
+void check_skip(const char *test, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("SKIP-RUN: %s: ", test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 void tcase_add_unless(TCase *tc, const TTest *t, const char *missing)
 {
 	if (missing) {

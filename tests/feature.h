@@ -50,6 +50,12 @@ const char *feature_baseline(int (*fn)(void), int refused, const char *key,
  * Landlock: the child could not write them). */
 __attribute__((noreturn)) void child_exit(int code);
 
+/* In a running check that finds it cannot run here (a condition only the
+ * check itself can probe): say why, then return at once. tests/check-driver
+ * counts it as a SKIP, not as the pass Check counts. */
+void check_skip(const char *test, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Add test t to tc when missing is NULL; otherwise print the SKIP line. */
 void tcase_add_unless(TCase *tc, const TTest *t, const char *missing);
 

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "feature.h"
 #include "harness.h"
 
 #define CTL ISO_CTL_TEST_ROOT
@@ -434,7 +435,7 @@ START_TEST(live_ctl_helper_on_nosuid_mount_is_told)
 	if (unshare(CLONE_NEWNS) < 0 ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("tmpfs", CTL_NOSUID_DIR, "tmpfs", MS_NOSUID, "mode=0755") < 0) {
-		printf("SKIP: live_ctl_helper_on_nosuid_mount_is_told: cannot mount a tmpfs: %s\n",
+		check_skip("live_ctl_helper_on_nosuid_mount_is_told", "cannot mount a tmpfs: %s",
 		       strerror(errno));
 		return;
 	}

@@ -72,7 +72,8 @@ static int installed(const char *program)
 {
 	if (access(program, X_OK) == 0)
 		return 1;
-	printf("SKIP: %s is not installed (scripts/deps installs it)\n", program);
+	check_skip("a check of live_world", "%s is not installed (scripts/deps installs it)",
+		   program);
 	return 0;
 }
 

@@ -187,8 +187,11 @@ START_TEST(recv_closes_a_pidfd_it_did_not_ask_for)
 
 	seqpacket_pair(sv);
 	if (setsockopt(sv[1], SOL_SOCKET, SO_PASSPIDFD, &on, sizeof(on)) < 0) {
-		fprintf(stderr, "SKIP recv_closes_a_pidfd_it_did_not_ask_for: "
-			"no SO_PASSPIDFD (%s)\n", strerror(errno));
+		/* SO_PASSPIDFD came with Linux 6.5: counted as a SKIP
+		 * (tests/check-driver), not a pass. */
+		printf("SKIP-RUN: recv_closes_a_pidfd_it_did_not_ask_for: "
+		       "no SO_PASSPIDFD (%s)\n", strerror(errno));
+		fflush(stdout);
 		close(sv[0]);
 		close(sv[1]);
 		return;
