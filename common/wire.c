@@ -26,7 +26,7 @@ enum kind {
 	K_U32,	 /* u32 in [min, max]; absent = 0 */
 	K_I32,	 /* u32 on the wire in [min, max]; stored int32_t, absent = -1 */
 	K_U64,	 /* u64; absent = 0 */
-	K_LIMIT, /* SPAWN limits[] and limits_set */
+	K_LIMIT, /* limits[] at off, limits_set at count_off */
 	K_USAGE, /* EXITED wall_us, user_us, sys_us, maxrss_kib */
 };
 
@@ -38,7 +38,8 @@ struct rule {
 	uint16_t max_count; /* 1 singular, else repeated */
 	uint32_t min, max;  /* K_STR: max bytes incl. NUL; K_U32/K_I32: range */
 	size_t off;	    /* the value, or the array, in struct iso_wire_msg */
-	size_t count_off;   /* repeated K_STR: its uint32_t count */
+	size_t count_off;   /* repeated K_STR: its uint32_t count; K_LIMIT: the
+			     * uint32_t bit set of limits given */
 };
 
 #define MSG_OFF(member) offsetof(struct iso_wire_msg, u.member)
@@ -52,6 +53,9 @@ struct rule {
 	{ tag, K_STR, abs, req, 1, 0, cap, MSG_OFF(member), 0 }
 #define NUM_ONE(tag, kind, member, req, lo, hi)                               \
 	{ tag, kind, false, req, 1, lo, hi, MSG_OFF(member), 0 }
+#define LIMITS(type)                                                          \
+	{ ISO_F_LIMIT, K_LIMIT, false, 0, ISO_LIMIT_COUNT, 0, 0,              \
+	  MSG_OFF(type.limits), MSG_OFF(type.limits_set) }
 
 static const struct rule spawn_rules[] = {
 	STR_ONE(ISO_F_PROGRAM, spawn.program, 1, ISO_WIRE_PATH_MAX, true),
@@ -61,7 +65,7 @@ static const struct rule spawn_rules[] = {
 		  ISO_WIRE_STR_MAX, false),
 	STR_ARRAY(ISO_F_OVERRIDE, spawn.overrides, spawn.noverrides, 0,
 		  ISO_WIRE_STR_MAX, false),
-	{ ISO_F_LIMIT, K_LIMIT, false, 0, ISO_LIMIT_COUNT, 0, 0, 0, 0 },
+	LIMITS(spawn),
 	NUM_ONE(ISO_F_TIMEOUT_MS, K_U64, spawn.timeout_ms, 0, 0, 0),
 	NUM_ONE(ISO_F_NETWORK, K_U32, spawn.network, 0, 0, ISO_NETWORK_HOST),
 	STR_ARRAY(ISO_F_READ_PATH, spawn.read_paths, spawn.nread, 0,
@@ -98,6 +102,27 @@ static const struct rule exited_rules[] = {
 		ISO_LIMIT_COUNT - 1),
 	{ ISO_F_USAGE, K_USAGE, false, 0, 1, 0, 0, 0, 0 },
 };
+static const struct rule guest_rules[] = {
+	STR_ONE(ISO_F_PROGRAM, guest.program, 1, ISO_WIRE_PATH_MAX, true),
+	LIMITS(guest),
+	NUM_ONE(ISO_F_TIMEOUT_MS, K_U64, guest.timeout_ms, 0, 0, 0),
+	NUM_ONE(ISO_F_NETWORK, K_U32, guest.network, 0, 0, ISO_NETWORK_HOST),
+	NUM_ONE(ISO_F_PID, K_U32, guest.pid, 1, 1, UINT32_MAX),
+	NUM_ONE(ISO_F_UID, K_U32, guest.uid, 1, 0, UINT32_MAX),
+	NUM_ONE(ISO_F_CALLER, K_U32, guest.caller, 1, 0, UINT32_MAX),
+	NUM_ONE(ISO_F_HELPER, K_U32, guest.helper, 1, 1, UINT32_MAX),
+	NUM_ONE(ISO_F_START_TICKS, K_U64, guest.start_ticks, 0, 0, 0),
+	NUM_ONE(ISO_F_STARTED, K_U64, guest.started_us, 0, 0, 0),
+};
+static const struct rule stop_rules[] = {
+	NUM_ONE(ISO_F_PID, K_U32, stop.pid, 0, 1, UINT32_MAX),
+	NUM_ONE(ISO_F_UID, K_U32, stop.uid, 1, 0, UINT32_MAX),
+};
+static const struct rule rule_text_rules[] = {
+	STR_ONE(ISO_F_FILE, rule_text.file, 1, ISO_WIRE_PATH_MAX, true),
+	NUM_ONE(ISO_F_LINE, K_U32, rule_text.line, 1, 1, UINT32_MAX),
+	STR_ONE(ISO_F_TEXT, rule_text.text, 1, ISO_WIRE_RULE_MAX, false),
+};
 
 #define MAX_RULES 16
 #define SCHEMA(name, rules) { name, rules, sizeof(rules) / sizeof(rules[0]) }
@@ -112,11 +137,17 @@ static const struct schema {
 	[ISO_MSG_SPAWNED] = SCHEMA("SPAWNED", spawned_rules),
 	[ISO_MSG_REFUSED] = SCHEMA("REFUSED", refused_rules),
 	[ISO_MSG_EXITED] = SCHEMA("EXITED", exited_rules),
+	[ISO_MSG_LIST] = { "LIST", NULL, 0 },
+	[ISO_MSG_GUEST] = SCHEMA("GUEST", guest_rules),
+	[ISO_MSG_STOP] = SCHEMA("STOP", stop_rules),
+	[ISO_MSG_RULE] = { "RULE", NULL, 0 },
+	[ISO_MSG_RULE_TEXT] = SCHEMA("RULE_TEXT", rule_text_rules),
+	[ISO_MSG_DONE] = { "DONE", NULL, 0 },
 };
 _Static_assert(sizeof(spawn_rules) / sizeof(spawn_rules[0]) <= MAX_RULES,
 	       "the decoder counts fields per rule in an array of MAX_RULES");
 
-static const char *const field_names[ISO_F_USAGE + 1] = {
+static const char *const field_names[ISO_F_TEXT + 1] = {
 	[ISO_F_PROGRAM] = "PROGRAM",	     [ISO_F_ARG] = "ARG",
 	[ISO_F_FORWARD] = "FORWARD",	     [ISO_F_OVERRIDE] = "OVERRIDE",
 	[ISO_F_LIMIT] = "LIMIT",	     [ISO_F_TIMEOUT_MS] = "TIMEOUT_MS",
@@ -128,7 +159,10 @@ static const char *const field_names[ISO_F_USAGE + 1] = {
 	[ISO_F_UID] = "UID",		     [ISO_F_NOTES] = "NOTES",
 	[ISO_F_OUTCOME] = "OUTCOME",	     [ISO_F_CODE] = "CODE",
 	[ISO_F_STAGE] = "STAGE",	     [ISO_F_LIMIT_HIT] = "LIMIT_HIT",
-	[ISO_F_USAGE] = "USAGE",
+	[ISO_F_USAGE] = "USAGE",	     [ISO_F_CALLER] = "CALLER",
+	[ISO_F_HELPER] = "HELPER",	     [ISO_F_START_TICKS] = "START_TICKS",
+	[ISO_F_STARTED] = "STARTED",	     [ISO_F_FILE] = "FILE",
+	[ISO_F_LINE] = "LINE",		     [ISO_F_TEXT] = "TEXT",
 };
 
 static const char *field_name(uint16_t tag)
@@ -252,15 +286,16 @@ static int put_rule(struct writer *w, const struct rule *r,
 		return 0;
 	}
 	if (r->kind == K_LIMIT) {
-		const struct iso_wire_spawn *s = &msg->u.spawn;
-		if (s->limits_set >> ISO_LIMIT_COUNT != 0)
+		const uint64_t *limits = AT_CONST(msg, r->off, uint64_t);
+		uint32_t set = *AT_CONST(msg, r->count_off, uint32_t);
+		if (set >> ISO_LIMIT_COUNT != 0)
 			return -EINVAL;
 		for (uint32_t i = 0; i < ISO_LIMIT_COUNT; i++) {
-			if (!(s->limits_set & 1u << i))
+			if (!(set & 1u << i))
 				continue;
 			put_field_header(w, r->tag, 12);
 			put_le(w, i, 4);
-			put_le(w, s->limits[i], 8);
+			put_le(w, limits[i], 8);
 		}
 		return 0;
 	}
@@ -365,18 +400,18 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 	} else if (r->kind == K_U64) {
 		*AT(out, r->off, uint64_t) = get64(v);
 	} else if (r->kind == K_LIMIT) {
-		struct iso_wire_spawn *s = &out->u.spawn;
+		uint32_t *set = AT(out, r->count_off, uint32_t);
 		uint32_t which = get32(v);
 		if (which >= ISO_LIMIT_COUNT)
 			return iso_why(why, why_size, EBADMSG,
 				       "field %u (LIMIT): unknown limit %u, at most %u",
 				       index, which, (unsigned)ISO_LIMIT_COUNT - 1);
-		if (s->limits_set & 1u << which)
+		if (*set & 1u << which)
 			return iso_why(why, why_size, EBADMSG,
 				       "field %u (LIMIT): limit %u given twice",
 				       index, which);
-		s->limits_set |= 1u << which;
-		s->limits[which] = get64(v + 4);
+		*set |= 1u << which;
+		AT(out, r->off, uint64_t)[which] = get64(v + 4);
 	} else {
 		struct iso_wire_exited *e = &out->u.exited;
 		e->wall_us = get64(v);

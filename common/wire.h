@@ -30,6 +30,11 @@
  * File descriptors travel beside the datagram as SCM_RIGHTS: the guest's
  * stdio with SPAWN (in order 0, 1, 2 for the bits set in ISO_F_STDIO), the
  * client's channel end with SPAWNED.
+ *
+ * isospawnctl's conversation (a connection of its own): LIST is answered by
+ * a GUEST per live guest of the caller, then DONE; STOP by DONE or REFUSED;
+ * RULE by RULE_TEXT or REFUSED. A GUEST datagram is also what a lease file
+ * holds while its uid runs a guest (lease.h).
  */
 #ifndef ISO_WIRE_H
 #define ISO_WIRE_H
@@ -50,6 +55,8 @@
 #define ISO_WIRE_PATH_MAX 4096  /* bytes in a path, including NUL */
 #define ISO_WIRE_FORWARD_MAX 16 /* forwarded variables in one request */
 #define ISO_WIRE_TEXT_MAX 1024  /* bytes in a reason or notes, with NUL */
+#define ISO_WIRE_RULE_MAX (64 * 1024 + 1) /* a rule's text (a whole policy
+					   * file at most), with NUL */
 /* The helper finds its end of the socketpair on this descriptor. */
 #define ISO_HELPER_FD 3
 
@@ -60,7 +67,13 @@ enum iso_msg_type {
 	ISO_MSG_SPAWNED = 4, /* helper -> client: the guest is running */
 	ISO_MSG_REFUSED = 5, /* helper -> client: nothing was started */
 	ISO_MSG_EXITED = 6,  /* helper -> client: final status of a guest */
-	ISO_MSG_TYPE_MAX = 6
+	ISO_MSG_LIST = 7,    /* client -> helper: the caller's live guests */
+	ISO_MSG_GUEST = 8,   /* helper -> client: one live guest (a lease record) */
+	ISO_MSG_STOP = 9,    /* client -> helper: end a guest of the caller's */
+	ISO_MSG_RULE = 10,   /* client -> helper: the caller's rule */
+	ISO_MSG_RULE_TEXT = 11, /* helper -> client: that rule, as written */
+	ISO_MSG_DONE = 12,   /* helper -> client: LIST complete, STOP done */
+	ISO_MSG_TYPE_MAX = 12
 };
 
 enum iso_field {
@@ -83,9 +96,9 @@ enum iso_field {
 	/* HELLO (refusal), REFUSED */
 	ISO_F_ERRNO = 31,      /* u32 positive errno; required in REFUSED */
 	ISO_F_MESSAGE = 32,    /* str <= ISO_WIRE_TEXT_MAX; required in REFUSED */
-	/* SPAWNED */
-	ISO_F_PID = 40,	       /* u32, required */
-	ISO_F_UID = 41,	       /* u32, required */
+	/* SPAWNED, GUEST; STOP (UID required, PID optional) */
+	ISO_F_PID = 40,	       /* u32, required: the reaper, pid 1 of the guest's namespace */
+	ISO_F_UID = 41,	       /* u32, required: the guest's uid */
 	ISO_F_NOTES = 42,      /* str <= ISO_WIRE_TEXT_MAX */
 	/* EXITED */
 	ISO_F_OUTCOME = 50,    /* u32 enum iso_outcome (not RUNNING), required */
@@ -93,6 +106,16 @@ enum iso_field {
 	ISO_F_STAGE = 52,      /* u32 enum iso_stage */
 	ISO_F_LIMIT_HIT = 53,  /* u32 enum iso_limit */
 	ISO_F_USAGE = 54,      /* usage */
+	/* GUEST; also PROGRAM, PID, UID, LIMIT, TIMEOUT_MS, NETWORK */
+	ISO_F_CALLER = 60,     /* u32 caller's uid, required */
+	ISO_F_HELPER = 61,     /* u32 pid of the helper serving it, required */
+	ISO_F_START_TICKS = 62, /* u64 the reaper's start time (clock ticks
+				 * since boot, /proc/PID/stat field 22) */
+	ISO_F_STARTED = 63,    /* u64 when it started, microseconds since 1970 */
+	/* RULE_TEXT */
+	ISO_F_FILE = 70,       /* str path, required */
+	ISO_F_LINE = 71,       /* u32 >= 1, required */
+	ISO_F_TEXT = 72,       /* str <= ISO_WIRE_RULE_MAX, required */
 };
 
 struct iso_wire_spawn {
@@ -144,6 +167,31 @@ struct iso_wire_exited {
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
 };
 
+/* A live guest: what isospawnctl list shows, and what proves, with
+ * start_ticks, that pid is still its reaper. Never an environment value. */
+struct iso_wire_guest {
+	const char *program;
+	uint32_t caller, helper; /* the caller's uid; the serving helper's pid */
+	uint32_t pid, uid;	 /* the reaper; the guest's uid */
+	uint64_t start_ticks;	 /* the reaper's start time (0: unknown) */
+	uint64_t started_us;	 /* wall clock */
+	uint64_t limits[ISO_LIMIT_COUNT]; /* effective values */
+	uint32_t limits_set;	 /* bit (1 << enum iso_limit) */
+	uint64_t timeout_ms;	 /* 0 = none */
+	uint32_t network;	 /* enum iso_network */
+};
+
+struct iso_wire_stop {
+	uint32_t uid; /* the guest's uid */
+	uint32_t pid; /* 0, or its reaper: refused unless it still is */
+};
+
+struct iso_wire_rule_text {
+	const char *file;
+	uint32_t line;
+	const char *text; /* from 'rule' to '}', as written */
+};
+
 struct iso_wire_msg {
 	uint8_t type;
 	uint32_t id;
@@ -154,6 +202,9 @@ struct iso_wire_msg {
 		struct iso_wire_spawned spawned;
 		struct iso_wire_refused refused;
 		struct iso_wire_exited exited;
+		struct iso_wire_guest guest;
+		struct iso_wire_stop stop;
+		struct iso_wire_rule_text rule_text;
 	} u;
 };
 

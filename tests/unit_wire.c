@@ -19,7 +19,7 @@ static size_t raw_len;
 static struct iso_wire_msg decoded, again, m;
 static uint8_t enc1[ISO_WIRE_MAX], enc2[ISO_WIRE_MAX];
 static char why[512];
-static char strpool[8][ISO_WIRE_STR_MAX + 2];
+static char strpool[8][ISO_WIRE_RULE_MAX + 2]; /* the largest string cap */
 
 /* ------------------------------------------------------------------ */
 /* Raw datagram builder                                                */
@@ -94,7 +94,15 @@ static void raw_valid(uint16_t tag)
 	case ISO_F_PROGRAM:
 	case ISO_F_READ_PATH:
 	case ISO_F_WRITE_PATH:
+	case ISO_F_FILE:
 		raw_str(tag, "/usr/bin/true");
+		break;
+	case ISO_F_TEXT:
+		raw_str(tag, "rule user:#1 {\n}");
+		break;
+	case ISO_F_START_TICKS:
+	case ISO_F_STARTED:
+		raw_u64(tag, 5000);
 		break;
 	case ISO_F_ARG:
 		raw_str(tag, "true");
@@ -127,20 +135,23 @@ static void raw_valid(uint16_t tag)
 	}
 }
 
-static const uint16_t required_tags[ISO_MSG_TYPE_MAX + 1][3] = {
+static const uint16_t required_tags[ISO_MSG_TYPE_MAX + 1][6] = {
 	[ISO_MSG_HELLO] = { ISO_F_LANDLOCK_ABI },
 	[ISO_MSG_SPAWN] = { ISO_F_PROGRAM, ISO_F_ARG },
 	[ISO_MSG_KILL] = { ISO_F_SIGNAL },
 	[ISO_MSG_SPAWNED] = { ISO_F_PID, ISO_F_UID },
 	[ISO_MSG_REFUSED] = { ISO_F_ERRNO, ISO_F_MESSAGE },
 	[ISO_MSG_EXITED] = { ISO_F_OUTCOME, ISO_F_CODE },
+	[ISO_MSG_GUEST] = { ISO_F_PROGRAM, ISO_F_PID, ISO_F_UID, ISO_F_CALLER, ISO_F_HELPER },
+	[ISO_MSG_STOP] = { ISO_F_UID },
+	[ISO_MSG_RULE_TEXT] = { ISO_F_FILE, ISO_F_LINE, ISO_F_TEXT },
 };
 
 /* Header plus every required field of `type` except `skip`. */
 static void raw_required_except(uint8_t type, uint16_t skip)
 {
 	raw_start(type);
-	for (int i = 0; i < 3 && required_tags[type][i] != 0; i++)
+	for (int i = 0; i < 6 && required_tags[type][i] != 0; i++)
 		if (required_tags[type][i] != skip)
 			raw_valid(required_tags[type][i]);
 }
@@ -212,6 +223,21 @@ static void valid_msg(uint8_t type, struct iso_wire_msg *msg)
 		msg->u.exited.outcome = ISO_OUTCOME_EXITED;
 		msg->u.exited.limit_hit = -1;
 		break;
+	case ISO_MSG_GUEST:
+		msg->u.guest.program = "/usr/bin/python3";
+		msg->u.guest.pid = 4321;
+		msg->u.guest.uid = 1900000007;
+		msg->u.guest.caller = 1000;
+		msg->u.guest.helper = 4000;
+		break;
+	case ISO_MSG_STOP:
+		msg->u.stop.uid = 1900000007;
+		break;
+	case ISO_MSG_RULE_TEXT:
+		msg->u.rule_text.file = "/etc/isospawn.conf";
+		msg->u.rule_text.line = 34;
+		msg->u.rule_text.text = "rule group:isospawn {\n\tpool 1-2\n}";
+		break;
 	}
 }
 
@@ -281,6 +307,36 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->maxrss_kib, y->maxrss_kib);
 		break;
 	}
+	case ISO_MSG_GUEST: {
+		const struct iso_wire_guest *x = &a->u.guest, *y = &b->u.guest;
+		ck_assert_str_eq(x->program, y->program);
+		ck_assert_uint_eq(x->caller, y->caller);
+		ck_assert_uint_eq(x->helper, y->helper);
+		ck_assert_uint_eq(x->pid, y->pid);
+		ck_assert_uint_eq(x->uid, y->uid);
+		ck_assert_uint_eq(x->start_ticks, y->start_ticks);
+		ck_assert_uint_eq(x->started_us, y->started_us);
+		ck_assert_uint_eq(x->limits_set, y->limits_set);
+		for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+			if (x->limits_set & 1u << i)
+				ck_assert_uint_eq(x->limits[i], y->limits[i]);
+		ck_assert_uint_eq(x->timeout_ms, y->timeout_ms);
+		ck_assert_uint_eq(x->network, y->network);
+		break;
+	}
+	case ISO_MSG_STOP:
+		ck_assert_uint_eq(a->u.stop.uid, b->u.stop.uid);
+		ck_assert_uint_eq(a->u.stop.pid, b->u.stop.pid);
+		break;
+	case ISO_MSG_RULE_TEXT:
+		ck_assert_str_eq(a->u.rule_text.file, b->u.rule_text.file);
+		ck_assert_uint_eq(a->u.rule_text.line, b->u.rule_text.line);
+		ck_assert_str_eq(a->u.rule_text.text, b->u.rule_text.text);
+		break;
+	case ISO_MSG_LIST:
+	case ISO_MSG_RULE:
+	case ISO_MSG_DONE:
+		break;
 	default:
 		ck_abort_msg("unknown type %u", a->type);
 	}
@@ -302,6 +358,51 @@ static long assert_round_trip(const struct iso_wire_msg *msg)
 
 /* ------------------------------------------------------------------ */
 /* Round trips                                                         */
+
+START_TEST(round_trip_guest_every_field)
+{
+	valid_msg(ISO_MSG_GUEST, &m);
+	ck_assert_int_gt(assert_round_trip(&m), 0);
+	m.u.guest.start_ticks = 123456789;
+	m.u.guest.started_us = UINT64_C(1796000000000000);
+	m.u.guest.limits_set = (1u << ISO_LIMIT_COUNT) - 1;
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+		m.u.guest.limits[i] = i == ISO_LIMIT_AS ? UINT64_MAX : (uint64_t)i + 1;
+	m.u.guest.timeout_ms = 60000;
+	m.u.guest.network = ISO_NETWORK_NONE;
+	ck_assert_int_gt(assert_round_trip(&m), 0);
+}
+END_TEST
+
+START_TEST(round_trip_stop_with_and_without_pid)
+{
+	valid_msg(ISO_MSG_STOP, &m);
+	ck_assert_int_eq(assert_round_trip(&m), 12 + 10);
+	m.u.stop.pid = 777;
+	ck_assert_int_eq(assert_round_trip(&m), 12 + 10 + 10);
+}
+END_TEST
+
+START_TEST(round_trip_rule_text)
+{
+	valid_msg(ISO_MSG_RULE_TEXT, &m);
+	ck_assert_int_gt(assert_round_trip(&m), 0);
+	/* A whole policy file's worth: the largest a rule can be. */
+	m.u.rule_text.text = make_str(0, ISO_WIRE_RULE_MAX - 1, 'r');
+	ck_assert_int_gt(assert_round_trip(&m), ISO_WIRE_RULE_MAX);
+}
+END_TEST
+
+START_TEST(round_trip_messages_without_fields)
+{
+	static const uint8_t types[] = { ISO_MSG_LIST, ISO_MSG_RULE, ISO_MSG_DONE };
+
+	for (size_t i = 0; i < sizeof(types); i++) {
+		valid_msg(types[i], &m);
+		ck_assert_int_eq(assert_round_trip(&m), ISO_WIRE_HEADER_SIZE);
+	}
+}
+END_TEST
 
 START_TEST(round_trip_hello_ready_and_refusing)
 {
@@ -490,12 +591,15 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		ISO_MSG_REFUSED, ISO_MSG_REFUSED, ISO_MSG_REFUSED,
 		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_EXITED,
 		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
+		ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST,
+		ISO_MSG_GUEST, ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
+		ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
 	};
 	valid_msg(types[i] ? types[i] : ISO_MSG_KILL, msg);
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
 	switch (i) {
 	case 0: msg->type = 0; return "type 0";
-	case 1: msg->type = ISO_MSG_TYPE_MAX + 1; return "type 7";
+	case 1: msg->type = ISO_MSG_TYPE_MAX + 1; return "type 13";
 	case 2: s->argc = 0; return "argc 0";
 	case 3: s->argc = ISO_ARGS_MAX + 1; return "argc 1025";
 	case 4: s->program = NULL; return "NULL program";
@@ -540,11 +644,22 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 	case 33: s->program = "/bin/a\nb"; return "program with a newline";
 	case 34: s->write_paths[0] = "/tmp/\x7f"; s->nwrite = 1;
 		return "write path with DEL";
+	case 35: msg->u.guest.pid = 0; return "guest pid 0";
+	case 36: msg->u.guest.program = "python3"; return "relative guest program";
+	case 37: msg->u.guest.limits_set = 1u << ISO_LIMIT_COUNT;
+		return "guest limit bit 8";
+	case 38: msg->u.guest.network = ISO_NETWORK_HOST + 1; return "guest network 3";
+	case 39: msg->u.guest.helper = 0; return "guest helper 0";
+	case 40: msg->u.rule_text.line = 0; return "rule line 0";
+	case 41: msg->u.rule_text.text = make_str(0, ISO_WIRE_RULE_MAX, 't');
+		return "rule text over ISO_WIRE_RULE_MAX";
+	case 42: msg->u.rule_text.file = "isospawn.conf"; return "relative rule file";
+	case 43: msg->u.rule_text.text = NULL; return "NULL rule text";
 	}
 	ck_abort_msg("no case %d", i);
 	return NULL;
 }
-#define BREAK_CASES 35
+#define BREAK_CASES 44
 
 START_TEST(encode_refuses_what_the_decoder_refuses)
 {
@@ -696,6 +811,12 @@ static const struct {
 	{ ISO_MSG_HELLO, ISO_F_ERRNO, 1 },
 	{ ISO_MSG_HELLO, ISO_F_ERRNO, 4095 },
 	{ ISO_MSG_SPAWNED, ISO_F_PID, 0 },
+	{ ISO_MSG_GUEST, ISO_F_PID, 1 },
+	{ ISO_MSG_GUEST, ISO_F_PID, UINT32_MAX },
+	{ ISO_MSG_GUEST, ISO_F_CALLER, 0 },
+	{ ISO_MSG_STOP, ISO_F_PID, 1 },
+	{ ISO_MSG_STOP, ISO_F_UID, 0 },
+	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, 1 },
 	{ ISO_MSG_SPAWNED, ISO_F_UID, UINT32_MAX },
 	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 1 },
 	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 4095 },
@@ -759,7 +880,7 @@ START_TEST(decode_refuses_unknown_type)
 	raw_header(ISO_WIRE_MAGIC, ISO_WIRE_VERSION, 0, 77);
 	expect_refused(raw_decode(), "unknown message type 0");
 	raw_header(ISO_WIRE_MAGIC, ISO_WIRE_VERSION, ISO_MSG_TYPE_MAX + 1, 78);
-	expect_refused(raw_decode(), "unknown message type 7");
+	expect_refused(raw_decode(), "unknown message type 13");
 	ck_assert_uint_eq(decoded.id, 78); /* so the refusal can name it */
 }
 END_TEST
@@ -848,6 +969,22 @@ START_TEST(decode_refuses_tag_not_allowed_for_type)
 	raw_required_except(ISO_MSG_HELLO, 0);
 	raw_valid(ISO_F_NOTES);
 	expect_refused(raw_decode(), "field 2 (NOTES): not allowed in HELLO");
+	/* LIST, RULE and DONE carry no field at all. */
+	raw_start(ISO_MSG_LIST);
+	raw_valid(ISO_F_UID);
+	expect_refused(raw_decode(), "field 1 (UID): not allowed in LIST");
+	raw_start(ISO_MSG_RULE);
+	raw_valid(ISO_F_TEXT);
+	expect_refused(raw_decode(), "field 1 (TEXT): not allowed in RULE");
+	raw_start(ISO_MSG_DONE);
+	raw_valid(ISO_F_ERRNO);
+	expect_refused(raw_decode(), "field 1 (ERRNO): not allowed in DONE");
+	raw_required_except(ISO_MSG_STOP, 0);
+	raw_valid(ISO_F_SIGNAL);
+	expect_refused(raw_decode(), "field 2 (SIGNAL): not allowed in STOP");
+	raw_required_except(ISO_MSG_GUEST, 0);
+	raw_valid(ISO_F_ARG);
+	expect_refused(raw_decode(), "field 6 (ARG): not allowed in GUEST");
 }
 END_TEST
 
@@ -875,6 +1012,12 @@ static const struct {
 	{ ISO_MSG_EXITED, ISO_F_STAGE, "STAGE" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, "LIMIT_HIT" },
 	{ ISO_MSG_EXITED, ISO_F_USAGE, "USAGE" },
+	{ ISO_MSG_GUEST, ISO_F_PROGRAM, "PROGRAM" },
+	{ ISO_MSG_GUEST, ISO_F_CALLER, "CALLER" },
+	{ ISO_MSG_GUEST, ISO_F_START_TICKS, "START_TICKS" },
+	{ ISO_MSG_STOP, ISO_F_UID, "UID" },
+	{ ISO_MSG_STOP, ISO_F_PID, "PID" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, "TEXT" },
 };
 
 START_TEST(decode_refuses_duplicated_singular_field)
@@ -909,6 +1052,15 @@ static const struct {
 	{ ISO_MSG_EXITED, ISO_F_OUTCOME,
 	  "EXITED: required field OUTCOME missing" },
 	{ ISO_MSG_EXITED, ISO_F_CODE, "EXITED: required field CODE missing" },
+	{ ISO_MSG_GUEST, ISO_F_PROGRAM, "GUEST: required field PROGRAM missing" },
+	{ ISO_MSG_GUEST, ISO_F_PID, "GUEST: required field PID missing" },
+	{ ISO_MSG_GUEST, ISO_F_UID, "GUEST: required field UID missing" },
+	{ ISO_MSG_GUEST, ISO_F_CALLER, "GUEST: required field CALLER missing" },
+	{ ISO_MSG_GUEST, ISO_F_HELPER, "GUEST: required field HELPER missing" },
+	{ ISO_MSG_STOP, ISO_F_UID, "STOP: required field UID missing" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_FILE, "RULE_TEXT: required field FILE missing" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, "RULE_TEXT: required field LINE missing" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, "RULE_TEXT: required field TEXT missing" },
 };
 
 START_TEST(decode_refuses_missing_required_field)
@@ -977,6 +1129,9 @@ static const struct {
 	{ ISO_MSG_HELLO, ISO_F_MESSAGE, ISO_WIRE_TEXT_MAX, 'm', "MESSAGE" },
 	{ ISO_MSG_REFUSED, ISO_F_MESSAGE, ISO_WIRE_TEXT_MAX, 'm', "MESSAGE" },
 	{ ISO_MSG_SPAWNED, ISO_F_NOTES, ISO_WIRE_TEXT_MAX, 'n', "NOTES" },
+	{ ISO_MSG_GUEST, ISO_F_PROGRAM, ISO_WIRE_PATH_MAX, '/', "PROGRAM" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_FILE, ISO_WIRE_PATH_MAX, '/', "FILE" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, ISO_WIRE_RULE_MAX, 'r', "TEXT" },
 };
 
 /* Finding 4: a path reaches reasons and logs; a control byte in it could
@@ -1149,6 +1304,12 @@ static const struct {
 	  "(LIMIT_HIT): value 8 out of range 0..7" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, UINT32_MAX,
 	  "(LIMIT_HIT): value 4294967295 out of range 0..7" },
+	{ ISO_MSG_GUEST, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
+	{ ISO_MSG_GUEST, ISO_F_HELPER, 0,
+	  "(HELPER): value 0 out of range 1..4294967295" },
+	{ ISO_MSG_GUEST, ISO_F_NETWORK, 3, "(NETWORK): value 3 out of range 0..2" },
+	{ ISO_MSG_STOP, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
+	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, 0, "(LINE): value 0 out of range 1..4294967295" },
 };
 
 START_TEST(decode_refuses_out_of_range_number)
@@ -1175,6 +1336,16 @@ START_TEST(decode_refuses_limit_given_twice)
 	raw_limit(ISO_LIMIT_AS, 1);
 	raw_limit(ISO_LIMIT_NPROC, 2);
 	expect_refused(raw_decode(), "field 5 (LIMIT): limit 3 given twice");
+	/* GUEST's limits are its own, checked the same way. */
+	raw_required_except(ISO_MSG_GUEST, 0);
+	raw_limit(ISO_LIMIT_SHM, 1);
+	raw_limit(ISO_LIMIT_SHM, 2);
+	expect_refused(raw_decode(), "field 7 (LIMIT): limit 7 given twice");
+	raw_required_except(ISO_MSG_GUEST, 0);
+	raw_limit(ISO_LIMIT_SHM, 64);
+	ck_assert_int_eq(raw_decode(), 0);
+	ck_assert_uint_eq(decoded.u.guest.limits_set, 1u << ISO_LIMIT_SHM);
+	ck_assert_uint_eq(decoded.u.guest.limits[ISO_LIMIT_SHM], 64);
 }
 END_TEST
 
@@ -1264,8 +1435,8 @@ static size_t mutate(uint8_t *b, size_t n, size_t cap)
 
 START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 {
-	static uint8_t seeds[8][1024];
-	static size_t seed_len[8];
+	static uint8_t seeds[ISO_MSG_TYPE_MAX][1024];
+	static size_t seed_len[ISO_MSG_TYPE_MAX];
 	static uint8_t buf[1024 + 64];
 	int nseeds = 0;
 
@@ -1294,6 +1465,14 @@ START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 			m.u.hello.message = "policy file is group-writable";
 		} else if (type == ISO_MSG_SPAWNED) {
 			m.u.spawned.notes = "landlock: unavailable";
+		} else if (type == ISO_MSG_GUEST) {
+			m.u.guest.limits_set = 0x81;
+			m.u.guest.limits[0] = 30;
+			m.u.guest.limits[7] = 1 << 26;
+			m.u.guest.start_ticks = 99;
+			m.u.guest.timeout_ms = 1000;
+		} else if (type == ISO_MSG_STOP) {
+			m.u.stop.pid = 55;
 		} else if (type == ISO_MSG_EXITED) {
 			m.u.exited.stage = ISO_STAGE_CONFINEMENT;
 			m.u.exited.limit_hit = ISO_LIMIT_AS;
@@ -1360,6 +1539,10 @@ static Suite *wire_suite(void)
 	tcase_add_test(rt, round_trip_spawned_with_and_without_notes);
 	tcase_add_test(rt, round_trip_refused);
 	tcase_add_test(rt, round_trip_exited_every_field);
+	tcase_add_test(rt, round_trip_guest_every_field);
+	tcase_add_test(rt, round_trip_stop_with_and_without_pid);
+	tcase_add_test(rt, round_trip_rule_text);
+	tcase_add_test(rt, round_trip_messages_without_fields);
 	suite_add_tcase(s, rt);
 
 	TCase *enc = tcase_create("encode");

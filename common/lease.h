@@ -1,0 +1,62 @@
+/*
+ * lease.h - what a lease file says, defined once: the helper writes it,
+ * isospawnctl reads it (root directly; a caller through the helper's LIST
+ * and STOP, which show it only its own guests).
+ *
+ * ISO_LEASE_DIR/<uid> exists for every pool uid ever leased; a helper holds
+ * a uid while it holds an exclusive flock(2) on that file (creds.c). While
+ * the uid runs a guest, the file holds one GUEST datagram (wire.h): the
+ * guest's id, its caller, the helper serving it, its uid, its reaper's pid
+ * and start time, its program, when it started, its limits, timeout and
+ * network. Never an argument or an environment value: those may be
+ * secrets. Otherwise the file is empty. The directory and files are root's
+ * alone (0700, 0600).
+ *
+ * A record is live only while its reaper, the same pid with the same start
+ * time, still runs: a helper that died leaves its record behind, and the
+ * pid may be another process's by then. So every reader checks (below),
+ * and nothing ever signals a pid from a record without a pidfd proven to
+ * be that reaper.
+ *
+ * The per-caller ceiling on live guests (a caller's flock'd slots) lives
+ * beside the leases under ISO_STATE_DIR, in files of its own: nothing
+ * here.
+ */
+#ifndef ISO_LEASE_H
+#define ISO_LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wire.h"
+
+/* Only in programs built with ISO_STATE_DIR (the helper, isospawnctl). */
+#define ISO_LEASE_DIR ISO_STATE_DIR "/leases"
+
+/* The start time of process pid: clock ticks after boot, field 22 of
+ * /proc/PID/stat. 0 when it cannot be read (no such process). */
+uint64_t iso_proc_start_ticks(pid_t pid);
+
+/*
+ * Make the GUEST record `m` the whole of lease file fd (encoded in buf, cap
+ * bytes), with the start time of its reaper (m->u.guest.pid) and the wall
+ * clock filled in. Returns 0 or -errno.
+ */
+int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap);
+
+/*
+ * Read the lease file `path` into buf (cap bytes, which must outlive *out)
+ * and decode it into *out. Returns 1 when it holds a GUEST record whose
+ * reaper still runs; 0 when it holds none (empty, or a record left by a
+ * helper that died, or not a lease file); -errno when it cannot be read.
+ */
+int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
+		   struct iso_wire_msg *out);
+
+/* A pidfd of the record's reaper, proven to be it (opened first, its start
+ * time checked after), or -ESRCH when that process is gone. Killing it ends
+ * the guest's whole PID namespace. */
+int iso_lease_pidfd(const struct iso_wire_guest *guest);
+
+#endif /* ISO_LEASE_H */
