@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "isospawn.h"
+#include "json.h"
 
 #define EXIT_TIMEOUT 124
 #define EXIT_FAILED 125
@@ -451,44 +452,6 @@ static void report_end(const struct cli *cli, const iso_guest *guest)
 	default:
 		break;
 	}
-}
-
-/* A JSON string: quotes, backslashes and control bytes escaped, valid
- * UTF-8 passed through, any other byte as U+FFFD. */
-static void json_string(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p != '\0') {
-		unsigned char c = *p;
-		int extra = c >= 0xf0 && c <= 0xf4 ? 3 :
-			    c >= 0xe0 && c <= 0xef ? 2 :
-			    c >= 0xc2 && c <= 0xdf ? 1 :
-						     0;
-		int ok = 1;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-		} else if (c < 0x80) {
-			fputc(c, f);
-		} else {
-			/* Continuation bytes only; overlongs and surrogates
-			 * are rare enough in notes to leave to the reader. */
-			for (int i = 1; ok && i <= extra; i++)
-				ok = (p[i] & 0xc0) == 0x80;
-			if (extra == 0 || !ok) {
-				fputs("\\ufffd", f);
-			} else {
-				fwrite(p, 1, (size_t)extra + 1, f);
-				p += extra;
-			}
-		}
-		p++;
-	}
-	fputc('"', f);
 }
 
 static void json_name_or_null(FILE *f, const char *key, const char *value)

@@ -1,29 +1,44 @@
 /*
  * isospawnctl - for administrators and callers: check the policy before it
- * bites (isospawnctl(8)).
+ * bites, see and stop live guests, read one's own rule (isospawnctl(8)).
  *
  *   isospawnctl check [-q] [FILE...]
+ *   isospawnctl list [--json]
+ *   isospawnctl stop ID|UID
+ *   isospawnctl rule [USER]
  *
  * The policy is read with the helper's own parser (helper/policy.c), so
  * what this program accepts is exactly what the helper accepts. It runs
- * with the privileges of whoever started it; it is never setuid.
+ * with the privileges of whoever started it; it is never setuid. Root reads
+ * the lease records (lease.h) itself; any other caller asks a helper of its
+ * own (LIST, STOP, RULE), which answers only about the caller's guests and
+ * the caller's rule.
  *
  * Exit codes: 0 all is well; 1 a problem was found (an error in the
- * policy); 2 usage error.
+ * policy, no such guest, a refusal); 2 usage error.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "client.h"
+#include "json.h"
+#include "lease.h"
 #include "policy.h"
 
 #define EXIT_PROBLEM 1
@@ -45,12 +60,20 @@ die(int code, const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-	fputs("usage: isospawnctl check [-q] [FILE...]\n"
+	fputs("usage: isospawnctl [-q] check [FILE...]\n"
+	      "       isospawnctl list [--json]\n"
+	      "       isospawnctl stop ID|UID\n"
+	      "       isospawnctl rule [USER]\n"
 	      "\n"
 	      "  check [FILE...]  parse the policy (" ISO_POLICY_PATH " and\n"
 	      "                   " ISO_POLICY_DIR "/*.conf, or the FILEs in order)\n"
 	      "                   with the helper's parser; one line per rule\n"
+	      "  list             live guests: the caller's own, or (root) everyone's\n"
+	      "  stop ID|UID      end a guest (ID as list shows it, or its uid) and\n"
+	      "                   everything it started: the caller's own, or (root) any\n"
+	      "  rule [USER]      what the caller's rule (or USER's) grants\n"
 	      "  -q, --quiet      print only problems\n"
+	      "  --json           list as JSON\n"
 	      "  -h, --help       show this help\n"
 	      "  -V, --version    show the version\n"
 	      "\n"
@@ -228,21 +251,414 @@ static int cmd_check(int argc, char **argv, int quiet)
 	return c.errors == 0 ? 0 : EXIT_PROBLEM;
 }
 
+/* ---- Guests: list and stop ---- */
+
+/* One live guest, as its record says (lease.h). */
+struct row {
+	uint32_t helper, id, caller, uid, pid, network;
+	uint64_t start_ticks, started_us, timeout_ms;
+	uint64_t limits[ISO_LIMIT_COUNT];
+	char *program;
+};
+
+struct rows {
+	struct row *v;
+	size_t n;
+};
+
+static void add_row(const struct iso_wire_msg *m, void *arg)
+{
+	const struct iso_wire_guest *g = &m->u.guest;
+	struct rows *rows = arg;
+	struct row *v;
+
+	if (m->type != ISO_MSG_GUEST)
+		return;
+	if ((v = reallocarray(rows->v, rows->n + 1, sizeof(*v))) == NULL)
+		die(EXIT_PROBLEM, "out of memory");
+	rows->v = v;
+	v[rows->n] = (struct row){ .helper = g->helper, .id = m->id, .caller = g->caller,
+				   .uid = g->uid, .pid = g->pid, .network = g->network,
+				   .start_ticks = g->start_ticks, .started_us = g->started_us,
+				   .timeout_ms = g->timeout_ms, .program = strdup(g->program) };
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+		v[rows->n].limits[i] = (g->limits_set & 1u << i) ? g->limits[i] : UINT64_MAX;
+	if (v[rows->n++].program == NULL)
+		die(EXIT_PROBLEM, "out of memory");
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->helper != y->helper)
+		return x->helper < y->helper ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static iso_conn *open_helper(void)
+{
+	iso_conn *conn;
+
+	if (iso_open(&conn) < 0)
+		die(EXIT_PROBLEM, "%s", iso_last_error());
+	return conn;
+}
+
+/* Ask a helper of the caller's own (LIST, STOP or RULE). */
+static void query(uint8_t type, uint32_t uid, uint32_t pid,
+		  void (*fn)(const struct iso_wire_msg *, void *), void *arg)
+{
+	struct iso_wire_msg m = { .type = type, .id = 1 };
+	iso_conn *conn = open_helper();
+
+	m.u.stop.uid = uid;
+	m.u.stop.pid = pid;
+	if (iso__query(conn, &m, fn, arg) < 0)
+		die(EXIT_PROBLEM, "%s", iso_last_error());
+	iso_close(conn);
+}
+
+/* Root reads every record itself; a caller asks its own helper, which
+ * shows it only its own guests. */
+static void read_rows(struct rows *rows)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	char path[sizeof(ISO_LEASE_DIR) + 256];
+	struct dirent *e;
+	DIR *dir;
+
+	if (geteuid() != 0) {
+		query(ISO_MSG_LIST, 0, 0, add_row, rows);
+	} else if ((dir = opendir(ISO_LEASE_DIR)) != NULL) {
+		while ((e = readdir(dir)) != NULL) {
+			snprintf(path, sizeof(path), "%s/%s", ISO_LEASE_DIR, e->d_name);
+			if (iso_lease_read(path, buf, sizeof(buf), &m) == 1)
+				add_row(&m, rows);
+		}
+		closedir(dir);
+	} else if (errno != ENOENT) {
+		die(EXIT_PROBLEM, "%s: %s", ISO_LEASE_DIR, strerror(errno));
+	}
+	qsort(rows->v, rows->n, sizeof(*rows->v), by_id);
+}
+
+static void free_rows(struct rows *rows)
+{
+	for (size_t i = 0; i < rows->n; i++)
+		free(rows->v[i].program);
+	free(rows->v);
+}
+
+static const char *user_name(uid_t uid)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	return pw != NULL ? pw->pw_name : NULL;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* "3h05m02s", "4m10s", "7s". */
+static void format_elapsed(uint64_t us, char *buf, size_t n)
+{
+	uint64_t s = us / 1000000;
+
+	if (s >= 3600)
+		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600,
+			 s / 60 % 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, n, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, n, "%" PRIu64 "s", s);
+}
+
+/* Local time, ISO 8601 (for JSON) or for people. */
+static void format_time(uint64_t us, int iso, char *buf, size_t n)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, n, iso ? "%Y-%m-%dT%H:%M:%S%z" : "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, n, "?");
+}
+
+static void print_rows_json(const struct rows *rows)
+{
+	char started[64], value[32];
+
+	fputs("[", stdout);
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct row *r = &rows->v[i];
+		const char *name = user_name(r->caller);
+
+		format_time(r->started_us, 1, started, sizeof(started));
+		printf("%s\n  {\"id\": \"%u.%u\", \"helper_pid\": %u, \"caller_uid\": %u, "
+		       "\"caller\": ", i == 0 ? "" : ",", r->helper, r->id, r->helper, r->caller);
+		if (name != NULL)
+			json_string(stdout, name);
+		else
+			fputs("null", stdout);
+		printf(", \"guest_uid\": %u, \"pid\": %u, \"program\": ", r->uid, r->pid);
+		json_string(stdout, r->program);
+		printf(", \"started\": \"%s\", \"elapsed_s\": %" PRIu64 ", \"timeout_s\": ", started,
+		       (now_us() - r->started_us) / 1000000);
+		if (r->timeout_ms != 0)
+			printf("%" PRIu64, r->timeout_ms / 1000);
+		else
+			fputs("null", stdout);
+		printf(", \"network\": \"%s\", \"limits\": {",
+		       r->network == ISO_NETWORK_NONE ? "none" : "host");
+		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
+			snprintf(value, sizeof(value), "%" PRIu64, r->limits[l]);
+			printf("%s\"%s\": %s", l == 0 ? "" : ", ", iso_limit_name((enum iso_limit)l),
+			       r->limits[l] == UINT64_MAX ? "null" : value);
+		}
+		fputs("}}", stdout);
+	}
+	puts(rows->n == 0 ? "]" : "\n]");
+}
+
+static void print_rows(const struct rows *rows)
+{
+	char id[24], caller[64], started[32], elapsed[32], value[32];
+
+	printf("%-12s %-20s %-10s %-8s %-19s %-9s %-7s %s\n", "ID", "CALLER", "UID", "PID",
+	       "STARTED", "ELAPSED", "NETWORK", "PROGRAM");
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct row *r = &rows->v[i];
+		const char *name = user_name(r->caller);
+
+		snprintf(id, sizeof(id), "%u.%u", r->helper, r->id);
+		if (name != NULL)
+			snprintf(caller, sizeof(caller), "%s(%u)", name, r->caller);
+		else
+			snprintf(caller, sizeof(caller), "%u", r->caller);
+		format_time(r->started_us, 0, started, sizeof(started));
+		format_elapsed(now_us() - r->started_us, elapsed, sizeof(elapsed));
+		printf("%-12s %-20s %-10u %-8u %-19s %-9s %-7s %s\n", id, caller, r->uid, r->pid,
+		       started, elapsed, r->network == ISO_NETWORK_NONE ? "none" : "host",
+		       r->program);
+		fputs("             limits", stdout);
+		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
+			format_limit((enum iso_limit)l, r->limits[l], value, sizeof(value));
+			printf(" %s=%s", iso_limit_name((enum iso_limit)l), value);
+		}
+		if (r->timeout_ms != 0)
+			printf(", timeout %" PRIu64 " s\n", r->timeout_ms / 1000);
+		else
+			puts(", no timeout");
+	}
+	if (rows->n == 0)
+		puts("(no live guests)");
+}
+
+static int cmd_list(int argc, int json)
+{
+	struct rows rows = { 0 };
+
+	if (argc != 0)
+		die(EXIT_USAGE, "list takes no argument (see --help)");
+	read_rows(&rows);
+	if (json)
+		print_rows_json(&rows);
+	else
+		print_rows(&rows);
+	free_rows(&rows);
+	return 0;
+}
+
+/* Root ends the guest itself: its reaper, by a pidfd proven to be it,
+ * killing pid 1 of the guest's namespace and so everything in it; then
+ * waits until its helper has cleaned up (the record is gone). */
+static void stop_as_root(const struct row *r)
+{
+	struct iso_wire_guest g = { .pid = r->pid, .start_ticks = r->start_ticks };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	char path[sizeof(ISO_LEASE_DIR) + 16];
+	struct pollfd gone = { .events = POLLIN };
+
+	if ((gone.fd = iso_lease_pidfd(&g)) < 0)
+		return; /* ended in the meantime */
+	(void)syscall(SYS_pidfd_send_signal, gone.fd, SIGKILL, NULL, 0);
+	(void)poll(&gone, 1, 10000);
+	close(gone.fd);
+	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, r->uid);
+	for (int i = 0; i < 100 && iso_lease_read(path, buf, sizeof(buf), &m) == 1 &&
+			m.u.guest.pid == r->pid; i++)
+		usleep(100000);
+}
+
+static int cmd_stop(int argc, char **argv)
+{
+	struct rows rows = { 0 };
+	const struct row *r = NULL;
+	unsigned long helper = 0, id = 0, uid = 0;
+	char *end;
+	int by_id;
+
+	if (argc != 1)
+		die(EXIT_USAGE, "stop takes one ID (HELPER.N, as list shows it) or UID");
+	by_id = strchr(argv[0], '.') != NULL;
+	errno = 0;
+	if (by_id) {
+		helper = strtoul(argv[0], &end, 10);
+		if (end != argv[0] && *end == '.')
+			id = strtoul(end + 1, &end, 10);
+	} else {
+		uid = strtoul(argv[0], &end, 10);
+	}
+	if (argv[0][0] < '0' || argv[0][0] > '9' || *end != '\0' || errno != 0 ||
+	    helper > UINT32_MAX || id > UINT32_MAX || uid > UINT32_MAX)
+		die(EXIT_USAGE, "stop %s: expected HELPER.N (as list shows it) or a uid", argv[0]);
+	read_rows(&rows);
+	for (size_t i = 0; i < rows.n && r == NULL; i++)
+		if (by_id ? rows.v[i].helper == helper && rows.v[i].id == id : rows.v[i].uid == uid)
+			r = &rows.v[i];
+	if (r == NULL)
+		die(EXIT_PROBLEM, "no live guest %s%s", argv[0],
+		    geteuid() == 0 ? "" : " of yours");
+	if (geteuid() == 0)
+		stop_as_root(r);
+	else
+		query(ISO_MSG_STOP, r->uid, r->pid, add_row, &(struct rows){ 0 });
+	printf("stopped %u.%u (uid %u, pid %u, %s)\n", r->helper, r->id, r->uid, r->pid,
+	       r->program);
+	free_rows(&rows);
+	return 0;
+}
+
+/* ---- rule ---- */
+
+static void print_list(const char *key, char **words, const char *none)
+{
+	printf("  %-13s", key);
+	if (words == NULL || words[0] == NULL)
+		printf(" %s", none);
+	for (char **w = words; w != NULL && *w != NULL; w++)
+		printf(" %s", *w);
+	putchar('\n');
+}
+
+/* Every value the rule gives a guest, defaults included. */
+static void describe(const struct iso_rule *r)
+{
+	static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
+	static const char *const seccomp[] = { "none", "default", "strict" };
+	static const char *const landlock[] = { "required", "optional", "off" };
+	char value[32];
+
+	printf("rule at %s:%u, for %s\n", r->file, r->line, r->match_text);
+	printf("  %-13s %" PRIu32 "-%" PRIu32 " (%" PRIu64 " uids)\n", "pool", r->pool_first,
+	       r->pool_last, (uint64_t)r->pool_last - r->pool_first + 1);
+	print_list("programs", r->programs_any ? NULL : r->programs, "any");
+	print_list("overrides", r->overrides, "any name that is not loader-level");
+	print_list("allow-unsafe", r->unsafe_allowed, "none");
+	print_list("forward", r->forward != NULL ? r->forward : (char **)forwarded, "none");
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
+		format_limit((enum iso_limit)i, r->ceiling[i], value, sizeof(value));
+		printf("  limit %-7s %s%s\n", iso_limit_name((enum iso_limit)i), value,
+		       r->ceiling[i] == iso_default_ceiling[i] ? " (default)" : "");
+	}
+	if (r->timeout_max_ms != 0)
+		printf("  %-13s at most %" PRIu64 " s; %" PRIu64 " s unless asked\n", "timeout",
+		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000);
+	else if (r->timeout_default_ms != 0)
+		printf("  %-13s %" PRIu64 " s unless asked; no ceiling\n", "timeout",
+		       r->timeout_default_ms / 1000);
+	else
+		printf("  %-13s none, and no ceiling\n", "timeout");
+	printf("  %-13s %s\n", "network", r->network_none_only ? "none (guests may not ask for host)"
+	       : r->network_default == ISO_NETWORK_NONE ? "none (guests may ask for host)"
+	       : "host (guests may ask for none)");
+	printf("  %-13s %s, a denied call %s\n", "seccomp", seccomp[r->seccomp],
+	       r->seccomp_action == ISO_SECCOMP_KILL ? "kills the guest" : "fails with EPERM");
+	print_list("seccomp-deny", r->seccomp_deny, "none");
+	printf("  %-13s %s, ABI %d or later\n", "landlock", landlock[r->landlock],
+	       r->landlock_min_abi);
+	print_list("read", r->read, "none");
+	print_list("write", r->write, "none");
+	print_list("may-read", r->may_read, "none");
+	print_list("may-write", r->may_write, "none");
+}
+
+/* The helper's RULE_TEXT, parsed here as the helper parsed it. */
+static void got_rule(const struct iso_wire_msg *m, void *arg)
+{
+	const struct iso_wire_rule_text *t = &m->u.rule_text;
+	struct iso_policy *pol = arg;
+	char why[WHY_MAX];
+
+	if (policy_parse(t->text, strlen(t->text), t->file, pol, why, sizeof(why)) < 0 ||
+	    pol->nrules != 1) {
+		printf("rule at %s:%u, as written:\n%s\n", t->file, t->line, t->text);
+		die(EXIT_PROBLEM, "cannot read it here: %s", why);
+	}
+	pol->rules[0].line = t->line;
+}
+
+static int cmd_rule(int argc, char **argv)
+{
+	struct iso_policy pol = { 0 };
+	const struct iso_rule *r;
+	gid_t groups[ISO_POLICY_RULES_MAX * 4];
+	int ngroups = (int)(sizeof(groups) / sizeof(groups[0]));
+	struct passwd *pw;
+	char why[WHY_MAX];
+
+	if (argc > 1)
+		die(EXIT_USAGE, "rule takes at most one USER (see --help)");
+	if (argc == 0) {
+		query(ISO_MSG_RULE, 0, 0, got_rule, &pol);
+		describe(&pol.rules[0]);
+		policy_free(&pol);
+		return 0;
+	}
+	/* Another user's rule: from the policy itself, which this user must
+	 * be able to read. */
+	if ((pw = getpwnam(argv[0])) == NULL)
+		die(EXIT_PROBLEM, "no user %s", argv[0]);
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
+		die(EXIT_PROBLEM, "%s: more than %zu groups", argv[0],
+		    sizeof(groups) / sizeof(groups[0]));
+	if (policy_load(ISO_POLICY_PATH, &pol, why, sizeof(why)) < 0)
+		die(EXIT_PROBLEM, "%s", why);
+	if ((r = policy_match(&pol, pw->pw_uid, pw->pw_gid, groups, (size_t)ngroups)) == NULL)
+		die(EXIT_PROBLEM, "no rule in %s admits %s", ISO_POLICY_PATH, argv[0]);
+	describe(r);
+	policy_free(&pol);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int quiet = 0, opt;
+	int quiet = 0, json = 0, opt;
+	const char *cmd;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "qhV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'q':
 			quiet = 1;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -256,7 +672,16 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		die(EXIT_USAGE, "no command given (see --help)");
-	if (strcmp(argv[optind], "check") == 0)
-		return cmd_check(argc - optind - 1, argv + optind + 1, quiet);
-	die(EXIT_USAGE, "unknown command '%s' (see --help)", argv[optind]);
+	cmd = argv[optind++];
+	if (json && strcmp(cmd, "list") != 0)
+		die(EXIT_USAGE, "--json goes with list only");
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - optind, argv + optind, quiet);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(argc - optind, json);
+	if (strcmp(cmd, "stop") == 0)
+		return cmd_stop(argc - optind, argv + optind);
+	if (strcmp(cmd, "rule") == 0)
+		return cmd_rule(argc - optind, argv + optind);
+	die(EXIT_USAGE, "unknown command '%s' (see --help)", cmd);
 }

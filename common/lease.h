@@ -9,8 +9,11 @@
  * guest's id, its caller, the helper serving it, its uid, its reaper's pid
  * and start time, its program, when it started, its limits, timeout and
  * network. Never an argument or an environment value: those may be
- * secrets. Otherwise the file is empty. The directory and files are root's
- * alone (0700, 0600).
+ * secrets. Otherwise it holds no record: empty while a helper holds the
+ * uid, or one byte once the uid was given back clean, with nothing of it
+ * left running (creds.c: the next lease then needs no sweep; a record left
+ * behind by a helper that died is never one byte, so that uid is swept).
+ * The directory and files are root's alone (0700, 0600).
  *
  * A record is live only while its reaper, the same pid with the same start
  * time, still runs: a helper that died leaves its record behind, and the
@@ -18,9 +21,10 @@
  * and nothing ever signals a pid from a record without a pidfd proven to
  * be that reaper.
  *
- * The per-caller ceiling on live guests (a caller's flock'd slots) lives
- * beside the leases under ISO_STATE_DIR, in files of its own: nothing
- * here.
+ * The per-caller ceiling on live guests (the rule's 'guests') is kept
+ * beside the leases, in files of its own: ISO_STATE_DIR/callers/UID.N, one
+ * flock'd slot per live guest (creds.c, caller_slot_take). They hold no
+ * record; the lease file is the one record of a guest.
  */
 #ifndef ISO_LEASE_H
 #define ISO_LEASE_H

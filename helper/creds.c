@@ -4,6 +4,9 @@
  * Invariants:
  *  - A guest MUST NOT run as uid 0 or as the caller's uid (policy.c refuses
  *    pools containing 0 or -1; lease_acquire refuses the caller's uid).
+ *  - The caller is who the kernel says: the real ids of whoever ran the
+ *    setuid helper, or the peer credentials of the connection systemd
+ *    accepted; never anything the caller sends.
  *  - Two live guests MUST NOT share a uid: a uid is used only while its
  *    lease lock is held. A lease MUST be given back (lease_release) only
  *    when no process of the uid can be left: every process that ran under
@@ -50,7 +53,8 @@ static int not_root(char *why, size_t n)
 
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
 		return iso_why(why, n, EPERM, "%s: the caller has no_new_privs set (NoNewPrivileges= "
-			       "or a seccomp filter), so the setuid bit was ignored", head);
+			       "or a seccomp filter), so the setuid bit was ignored; such callers "
+			       "use isospawn.socket (systemctl enable --now isospawn.socket)", head);
 	if (stat("/proc/self/exe", &st) == 0 && (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
 		return iso_why(why, n, EPERM, "%s: it is not setuid root (owner uid %u, mode %04o)",
 			       head, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
@@ -67,17 +71,29 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 
 	if (geteuid() != 0)
 		return not_root(why, n);
-	caller->uid = getuid();
-	caller->gid = getgid();
-	ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);
-	if (ng < 0)
-		return iso_why(why, n, EPERM, "getgroups: %s (more than %d groups?)",
-			       strerror(errno), ISO_CALLER_GROUPS_MAX);
-	caller->ngroups = (size_t)ng;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
 		return iso_why_errno(why, n, "SO_PEERCRED");
-	/* The socket's creator must be the process that ran us: a socket
-	 * passed in from another user is not that user's request. */
+	if (getuid() == 0) {
+		/* Started as root, not made root by the setuid bit
+		 * (isospawn.socket): the caller is the peer, as the kernel
+		 * recorded it at connect(), with its groups. */
+		caller->uid = peer.uid;
+		caller->gid = peer.gid;
+		len = sizeof(caller->groups);
+		ng = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &len) < 0
+			     ? -1 : (int)(len / sizeof(gid_t));
+	} else {
+		caller->uid = getuid();
+		caller->gid = getgid();
+		ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);
+	}
+	if (ng < 0)
+		return iso_why(why, n, EPERM, "the caller's groups: %s (more than %d?)",
+			       strerror(errno), ISO_CALLER_GROUPS_MAX);
+	caller->ngroups = (size_t)ng;
+	/* Made root by the setuid bit: the socket's creator must be the
+	 * process that ran us; a socket passed in from another user is not
+	 * that user's request. */
 	if (peer.uid != caller->uid)
 		return iso_why(why, n, EPERM, "request socket belongs to uid %u, caller is uid %u",
 			       (unsigned)peer.uid, (unsigned)caller->uid);
@@ -209,7 +225,7 @@ static int try_lease(uid_t uid, struct iso_lease *lease, int *clean)
 	return 0;
 }
 
-int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
+int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n)
 {
 	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
@@ -223,7 +239,7 @@ int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
 		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
 		int rc, clean = 0;
 
-		if (uid == 0 || uid == (uid_t)-1 || uid == getuid())
+		if (uid == 0 || uid == (uid_t)-1 || uid == caller)
 			continue;
 		rc = try_lease(uid, lease, &clean);
 		if (rc == -EAGAIN)

@@ -13,16 +13,18 @@
 #define ISO_CALLER_GROUPS_MAX 256
 
 struct iso_caller {
-	uid_t uid;	/* real uid: who ran the helper */
-	gid_t gid;	/* real gid */
+	uid_t uid;	/* who ran the setuid helper, or the socket's peer */
+	gid_t gid;
 	gid_t groups[ISO_CALLER_GROUPS_MAX];
 	size_t ngroups;
 	pid_t pid;	/* from SO_PEERCRED */
 };
 
 /*
- * The caller is the helper's real uid/gid and supplementary groups; the
- * socket's SO_PEERCRED must name the same uid. Returns 0 or -EPERM/-errno;
+ * Made root by the setuid bit, the caller is the helper's real uid/gid and
+ * supplementary groups, and the socket's SO_PEERCRED must name the same
+ * uid. Started as root (isospawn.socket, or by root), the caller is the
+ * socket's peer: SO_PEERCRED and SO_PEERGROUPS. Returns 0 or -EPERM/-errno;
  * -EPERM with the reason (no_new_privs, no setuid bit, a nosuid mount) when
  * the helper is not running as root.
  */
@@ -45,12 +47,12 @@ struct iso_lease {
 int state_prepare(char *why, size_t n);
 
 /*
- * Lease a free uid of the rule's pool. Unless its last lease was given back
- * with lease_release(), every process still running under it (left by a
- * helper that died) is killed first. Returns 0, -EAGAIN when every uid of
- * the pool is leased, or -errno.
+ * Lease a free uid of the rule's pool, never the caller's. Unless its last
+ * lease was given back with lease_release(), every process still running
+ * under it (left by a helper that died) is killed first. Returns 0,
+ * -EAGAIN when every uid of the pool is leased, or -errno.
  */
-int lease_acquire(const struct iso_rule *rule, struct iso_lease *lease,
+int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n);
 
 /*

@@ -13,11 +13,17 @@
  *  - Every fd received from the client is closed once the request is done.
  *  - When the client goes away, every guest is killed and cleaned up
  *    before the helper exits.
+ *  - A guest's lease file holds its record (lease.h) from its start until
+ *    its reaper is gone, and never an argument or environment value.
+ *  - LIST and STOP reach only the caller's own guests, and STOP signals
+ *    only a pidfd proven to be the guest's reaper.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,7 @@
 #include <unistd.h>
 
 #include "hygiene.h"
+#include "lease.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"
@@ -179,6 +186,21 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 	return 0;
 }
 
+/* The guest's record in its lease file, for isospawnctl (lease.h). */
+static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
+			 const char *program, const struct iso_plan *plan)
+{
+	struct iso_wire_msg m = { .type = ISO_MSG_GUEST, .id = g->id };
+
+	m.u.guest = (struct iso_wire_guest){
+		.program = program, .caller = srv->caller.uid, .helper = (uint32_t)getpid(),
+		.pid = (uint32_t)g->child.pid, .uid = g->child.lease.uid,
+		.timeout_ms = plan->timeout_ms, .limits_set = (1u << ISO_LIMIT_COUNT) - 1,
+		.network = plan->network_none ? ISO_NETWORK_NONE : ISO_NETWORK_HOST };
+	memcpy(m.u.guest.limits, plan->limits, sizeof(plan->limits));
+	(void)iso_lease_write(g->child.lease.lock_fd, &m, srv->wbuf, ISO_WIRE_MAX);
+}
+
 static void handle_spawn(struct iso_server *srv, uint32_t id,
 			 const struct iso_wire_spawn *req, int *fds, size_t nfds)
 {
@@ -232,6 +254,7 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 		refuse(srv, id, rc, req->program, why);
 		return;
 	}
+	write_record(srv, slot, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
 	log_quote(qprog, sizeof(qprog), req->program);
 	syslog(LOG_INFO, "spawn id=%u caller=%u rule=" ISO_RULE_FMT
@@ -257,6 +280,54 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 	syslog(LOG_INFO, "kill id=%u caller=%u guest_uid=%u signal=%u", id,
 	       (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid, sig);
 	(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, (int)sig, NULL, 0);
+}
+
+/* LIST: a GUEST for each live guest of the caller's, on any connection,
+ * then DONE. The request's buffers are free by now, so they hold each
+ * record in turn. */
+static void handle_list(struct iso_server *srv, uint32_t id)
+{
+	struct iso_wire_msg done = { .type = ISO_MSG_DONE, .id = id };
+	char path[sizeof(ISO_LEASE_DIR) + 256];
+	DIR *dir = opendir(ISO_LEASE_DIR);
+	struct dirent *e;
+
+	while (dir != NULL && (e = readdir(dir)) != NULL) {
+		snprintf(path, sizeof(path), "%s/%s", ISO_LEASE_DIR, e->d_name);
+		if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, srv->msg) == 1 &&
+		    srv->msg->u.guest.caller == srv->caller.uid)
+			(void)reply(srv, srv->msg, -1);
+	}
+	if (dir != NULL)
+		closedir(dir);
+	(void)reply(srv, &done, -1);
+}
+
+/* STOP: end a guest of the caller's by killing its reaper, pid 1 of its
+ * namespace, so that everything in it ends; wait until it has. The helper
+ * serving the guest then cleans up as on any exit. */
+static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint32_t pid)
+{
+	struct iso_wire_msg done = { .type = ISO_MSG_DONE, .id = id };
+	const struct iso_wire_guest *g = &srv->msg->u.guest;
+	char path[sizeof(ISO_LEASE_DIR) + 16], why[128];
+	struct pollfd gone = { .events = POLLIN };
+
+	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, uid);
+	if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, srv->msg) != 1 ||
+	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) ||
+	    (gone.fd = iso_lease_pidfd(g)) < 0) {
+		iso_why(why, sizeof(why), ESRCH, "no guest of yours runs under uid %u%s", uid,
+			pid != 0 ? " with that reaper" : "");
+		refuse(srv, id, ESRCH, NULL, why);
+		return;
+	}
+	syslog(LOG_INFO, "stop caller=%u guest=%u.%u guest_uid=%u", (unsigned)srv->caller.uid,
+	       g->helper, srv->msg->id, uid);
+	(void)syscall(SYS_pidfd_send_signal, gone.fd, SIGKILL, NULL, 0);
+	(void)poll(&gone, 1, 10000);
+	close(gone.fd);
+	(void)reply(srv, &done, -1);
 }
 
 /* What ended the guest, as far as the helper's own limits tell. */
@@ -287,6 +358,7 @@ static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
 
 	ex->wall_us = now_us() - g->start_us;
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.pidfd, NULL);
+	(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
 	spawn_end(&srv->ctx, &g->child, g->id, ex);
 	classify(g, ex);
 	syslog(LOG_INFO, "exit id=%u caller=%u guest_uid=%u outcome=%s code=%u wall_ms=%llu",
@@ -331,9 +403,21 @@ static int handle_socket(struct iso_server *srv)
 		case ISO_MSG_KILL:
 			handle_kill(srv, srv->msg->id, srv->msg->u.kill.signal);
 			break;
+		case ISO_MSG_LIST:
+			handle_list(srv, srv->msg->id);
+			break;
+		case ISO_MSG_STOP:
+			handle_stop(srv, srv->msg->id, srv->msg->u.stop.uid, srv->msg->u.stop.pid);
+			break;
+		case ISO_MSG_RULE:
+			srv->msg->type = ISO_MSG_RULE_TEXT;
+			srv->msg->u.rule_text = (struct iso_wire_rule_text){
+				srv->rule->file, srv->rule->line, srv->rule->text };
+			(void)reply(srv, srv->msg, -1);
+			break;
 		default:
 			refuse(srv, srv->msg->id, EINVAL, NULL,
-			       "only SPAWN and KILL requests are accepted");
+			       "only SPAWN, KILL, LIST, STOP and RULE requests are accepted");
 			break;
 		}
 		iso_close_fds(fds, nfds);

@@ -2,7 +2,9 @@
  * isospawn-helper - setuid-root helper that starts guests for libisospawn.
  *
  * It is started by the library with the request socket on fd 3 and an
- * empty environment, which it would ignore anyway. Its paths are compiled
+ * empty environment, which it would ignore anyway; or, for callers that
+ * cannot run a setuid program, by systemd (isospawn.socket) with the
+ * accepted connection on fd 3. Its paths are compiled
  * in; it takes nothing from its arguments or environment.
  */
 #include "config.h"

@@ -435,7 +435,7 @@ static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
 		*lease = ctx->idle[--ctx->nidle];
 		return 0;
 	}
-	return lease_acquire(ctx->confine->rule, lease, why, n);
+	return lease_acquire(ctx->confine->rule, ctx->caller, lease, why, n);
 }
 
 /* The guest's PID namespace is gone, so nothing runs under this uid any

@@ -150,9 +150,12 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 /* Connections                                                          */
 
 /*
- * Start a helper (fork+exec of the compiled-in helper path with an empty
- * environment; ISOSPAWN_HELPER in the caller's environment overrides the path
- * unless the caller is itself setuid). The helper checks the policy and the
+ * Connect to a helper: the socket-activated one (isospawn.socket, the only
+ * way in for a caller with no_new_privs) when /run/isospawn.sock answers,
+ * else the setuid helper, started here (fork+exec of the compiled-in path
+ * with an empty environment). ISOSPAWN_SOCKET or ISOSPAWN_HELPER in the
+ * caller's environment names the one socket or helper to use instead,
+ * unless the caller is itself setuid. The helper checks the policy and the
  * caller once, so a caller no rule admits is refused here.
  * On success *out is a new connection; release it with iso_close().
  * Returns 0; -EACCES the helper refused the caller (iso_last_error() says

@@ -119,4 +119,14 @@ long iso__encode(iso_conn *conn);
 /* Unlink a handle from its connection and release it; sends nothing. */
 void iso__guest_release(iso_guest *guest);
 
+/*
+ * For isospawnctl (never exported): send msg (LIST, STOP or RULE) and give
+ * every GUEST, and the RULE_TEXT, to fn, until DONE or RULE_TEXT ends the
+ * answer. Strings fn sees live until the next call on conn. Returns 0; the
+ * refusal (iso_last_error() says why); or -EPIPE/-EPROTO, the connection
+ * broken.
+ */
+int iso__query(iso_conn *conn, const struct iso_wire_msg *msg,
+	       void (*fn)(const struct iso_wire_msg *, void *), void *arg);
+
 #endif /* ISO_CLIENT_H */

@@ -1,5 +1,6 @@
 /*
- * conn.c - the connection to one helper: starting it, and the conversation.
+ * conn.c - the connection to one helper: reaching it (isospawn.socket, or
+ * the setuid helper started here), and the conversation.
  *
  * Invariants:
  *  - The helper MUST NOT see the caller's environment or descriptors: it is
@@ -21,14 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "util.h"
 
-#ifndef ISO_HELPER_PATH
-#error "ISO_HELPER_PATH must be defined by the build"
+#if !defined(ISO_HELPER_PATH) || !defined(ISO_SOCKET_PATH)
+#error "ISO_HELPER_PATH and ISO_SOCKET_PATH must be defined by the build"
 #endif
 
 /* One fd is the most a message carries (SPAWNED's channel); the room for a
@@ -455,10 +457,49 @@ static int await_hello(iso_conn *conn)
 	return 0;
 }
 
+/* A helper started by systemd for this connection (isospawn.socket). 0, or
+ * -errno with conn->fd left -1. */
+static int connect_socket(iso_conn *conn, const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int size = ISO_WIRE_MAX + 4096, err;
+
+	if (strlcpy(addr.sun_path, path, sizeof(addr.sun_path)) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	if ((conn->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	/* The helper's end is sized by the socket unit (SendBuffer=). */
+	if (setsockopt(conn->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) == 0 &&
+	    connect(conn->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+		return 0;
+	err = errno;
+	close(conn->fd);
+	conn->fd = -1;
+	return -err;
+}
+
+/* The setuid helper, started here with its end of a socketpair. */
+static int start_helper(iso_conn *conn)
+{
+	int sv[2], rc;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return iso__fail(errno == EMFILE || errno == ENFILE ? -EMFILE :
+				 errno == ENOMEM || errno == ENOBUFS ? -ENOMEM : -EIO,
+				 "socketpair: %s", strerror(errno));
+	conn->fd = sv[0];
+	rc = size_buffers(sv);
+	if (rc == 0)
+		rc = spawn_helper(conn, sv[1]);
+	close(sv[1]);
+	return rc;
+}
+
 ISO_PUBLIC int iso_open(iso_conn **out)
 {
+	const char *sock = secure_getenv("ISOSPAWN_SOCKET");
+	const char *helper = secure_getenv("ISOSPAWN_HELPER");
 	iso_conn *conn;
-	int sv[2];
 	int rc;
 
 	*out = NULL;
@@ -466,19 +507,22 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 	if (conn == NULL)
 		return iso__fail(-ENOMEM, "out of memory for a connection");
 	conn->helper_pid = -1;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		rc = errno == EMFILE || errno == ENFILE ? -EMFILE :
-		     errno == ENOMEM || errno == ENOBUFS ? -ENOMEM :
-							   -EIO;
-		iso__fail(rc, "socketpair: %s", strerror(errno));
-		free(conn);
-		return rc;
+	conn->fd = -1;
+	/* ISOSPAWN_SOCKET names the one socket to use, ISOSPAWN_HELPER the
+	 * one helper (for tests). Otherwise isospawn.socket when it answers
+	 * (the only way in for a caller with no_new_privs), else the setuid
+	 * helper. */
+	if (sock != NULL && sock[0] != '\0') {
+		if ((rc = connect_socket(conn, sock)) < 0)
+			rc = iso__fail(rc == -ENOENT || rc == -ECONNREFUSED ? -ENOENT :
+				       rc == -EACCES ? -EACCES : -EIO,
+				       "cannot connect to %s: %s", sock, strerror(-rc));
+	} else if ((helper != NULL && helper[0] != '\0') ||
+		   connect_socket(conn, ISO_SOCKET_PATH) < 0) {
+		rc = start_helper(conn);
+	} else {
+		rc = 0;
 	}
-	conn->fd = sv[0];
-	rc = size_buffers(sv);
-	if (rc == 0)
-		rc = spawn_helper(conn, sv[1]);
-	close(sv[1]);
 	if (rc == 0)
 		rc = await_hello(conn);
 	if (rc < 0) {
@@ -501,6 +545,47 @@ ISO_PUBLIC void iso_close(iso_conn *conn)
 	close(conn->fd);
 	reap_helper(conn);
 	free(conn);
+}
+
+int iso__query(iso_conn *conn, const struct iso_wire_msg *msg,
+		void (*fn)(const struct iso_wire_msg *, void *), void *arg)
+{
+	int fds[RECV_FDS_MAX];
+	size_t nfds;
+	char why[256];
+	long n;
+
+	conn->msg = *msg;
+	if ((n = iso__encode(conn)) < 0 || (n = iso__send(conn, (size_t)n, NULL, 0)) < 0)
+		return (int)n;
+	for (;;) {
+		do
+			n = receive_datagram(conn, 1, fds, &nfds, why, sizeof(why));
+		while (n == -EINTR);
+		iso_close_fds(fds, nfds);
+		if (n <= 0)
+			return break_conn(conn, -EPIPE, "the helper is gone (%s)",
+					  n == -EPROTO ? why : n == 0 ? "it closed the connection"
+					  : strerror((int)-n));
+		if (iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why)) < 0)
+			return break_conn(conn, -EPROTO, "helper sent a bad message: %s", why);
+		switch (conn->msg.type) {
+		case ISO_MSG_GUEST:
+			fn(&conn->msg, arg);
+			break;
+		case ISO_MSG_RULE_TEXT:
+			fn(&conn->msg, arg);
+			return 0;
+		case ISO_MSG_DONE:
+			return 0;
+		case ISO_MSG_REFUSED:
+			return iso__fail(refusal_code(conn->msg.u.refused.err), "%s",
+					 conn->msg.u.refused.message);
+		default:
+			return break_conn(conn, -EPROTO, "helper sent an unexpected message of type %u",
+					  conn->msg.type);
+		}
+	}
 }
 
 ISO_PUBLIC int iso_conn_landlock_abi(const iso_conn *conn)

@@ -258,18 +258,32 @@ START_TEST(lease_sweeps_unless_the_last_was_given_back)
 
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
 	stray = stray_of(GUEST_UID);
-	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "the first lease of the uid did not sweep it");
 	lease_release(&lease);
 	stray = stray_of(GUEST_UID);
-	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(!was_swept(stray), "a lease given back clean was swept again");
 	/* The holder dies: its lock goes, lease_release() never ran. */
 	close(lease.lock_fd);
 	stray = stray_of(GUEST_UID);
-	ck_assert_msg(lease_acquire(&rule, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease whose holder died was not swept");
 	lease_release(&lease);
+}
+END_TEST
+
+/* Never the caller's own uid, whichever way the helper was started (in
+ * socket mode the helper's real uid is root's, not the caller's). */
+START_TEST(lease_never_takes_the_callers_uid)
+{
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID };
+	struct iso_lease lease;
+	char why[256] = "";
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	ck_assert_int_eq(lease_acquire(&rule, GUEST_UID, &lease, why, sizeof(why)), -EAGAIN);
+	ck_assert_msg(strstr(why, "is in use") != NULL, "%s", why);
 }
 END_TEST
 
@@ -290,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
 	tcase_add_test(tc, lease_sweeps_unless_the_last_was_given_back);
+	tcase_add_test(tc, lease_never_takes_the_callers_uid);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

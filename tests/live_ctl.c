@@ -11,9 +11,11 @@
 #include "config.h"
 
 #include <check.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -22,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -128,7 +132,7 @@ static void run(const char *const *argv, const char *const *envp, struct out *o)
 static void ctl(const char *const *args, struct out *o)
 {
 	const char *argv[16] = { CTL_TOOL };
-	const char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	const char *envp[] = { "PATH=/usr/bin:/bin", "ISOSPAWN_HELPER=" CTL_HELPER, NULL };
 	size_t n = 1;
 
 	for (; *args != NULL && n < 15; args++)
@@ -259,14 +263,14 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":17: user:#4000040: pool %s (50 uids), "
 					"programs " T_PROBE, pool(1900102050, 1900102099))),
 		      "%s", o.out);
-	ck_assert_msg(has_line(o.out, "policy OK: 2 rules"), "%s", o.out);
+	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_ptr_null(strstr(o.err, "not root"));
 
 	/* The caller can check too, without the ownership checks. */
 	become(T_CALLER);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-	ck_assert_msg(has_line(o.out, "policy OK: 2 rules"), "%s", o.out);
+	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_msg(has_line(o.err, "isospawnctl: not root: ownership and modes were not "
 				      "checked"), "%s", o.err);
 }
@@ -288,7 +292,7 @@ START_TEST(live_ctl_dropin_rule_admits_its_caller)
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.out, fmt(CTL_DROPINS "/50-extra.conf:2: user:#4000041: pool %s",
 					  pool(1900102100, 1900102109))), "%s", o.out);
-	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
+	ck_assert_msg(has_line(o.out, "policy OK: 4 rules"), "%s", o.out);
 
 	become_ctl(CTL_DROPIN_CALLER);
 	c = open_conn();
@@ -446,11 +450,474 @@ START_TEST(live_ctl_helper_on_nosuid_mount_is_told)
 }
 END_TEST
 
+/* ---- list, stop, rule ---- */
+
+/* isospawnctl as `uid` (or root, for 0), from a root test process that
+ * stays root: a child drops for good and runs it; *o is shared. */
+static void ctl_as(uid_t uid, const char *const *args, struct out *o)
+{
+	struct out *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+	pid_t pid;
+
+	ck_assert_ptr_ne(shared, MAP_FAILED);
+	shared->status = -1;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (uid != 0 && (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+				 setresuid(uid, uid, uid) < 0))
+			_exit(SETUP_FAILED);
+		ctl(args, shared);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ctl_as(%u): status %d",
+		      (unsigned)uid, status);
+	memcpy(o, shared, sizeof(*o));
+	munmap(shared, sizeof(*shared));
+}
+
+/* A guest of `caller`'s kept by a child process: three processes of
+ * probe sleep-family (it, a child, a grandchild), with an override and
+ * a caller's secret that no record may show. */
+struct kept {
+	pid_t keeper;
+	int report;	/* the keeper writes the outcome and code here */
+	uid_t uid;	/* the guest's */
+};
+
+static void keep_guest(uid_t caller, struct kept *k)
+{
+	const char *argv[] = { T_PROBE, "sleep-family", "120", NULL };
+	int up[2], out[2];
+
+	ck_assert_int_eq(pipe(up), 0);
+	k->keeper = fork();
+	ck_assert_int_ge(k->keeper, 0);
+	if (k->keeper == 0) {
+		iso_spec *spec;
+		iso_guest *g;
+		iso_conn *c;
+		char buf[64];
+		int32_t report[2];
+		uint32_t uid;
+		size_t got = 0;
+
+		close(up[0]);
+		setenv("MY_SECRET_TOKEN", "hunter2-in-the-caller", 1);
+		become_ctl(caller);
+		if (iso_open(&c) < 0 || iso_spec_new(&spec) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+		    iso_spec_set_program(spec, argv[0]) < 0 || iso_spec_set_argv(spec, argv) < 0 ||
+		    iso_spec_set_env(spec, "FOO", "hunter2-in-an-override") < 0 ||
+		    iso_spec_set_stdio(spec, -1, out[1], -1) < 0 || iso_spawn(c, spec, &g) < 0) {
+			fprintf(stderr, "keep_guest: %s\n", iso_last_error());
+			_exit(SETUP_FAILED);
+		}
+		close(out[1]);
+		while (got < sizeof(buf) - 1 && !memmem(buf, got, "ready\n", 6)) {
+			ssize_t n = read(out[0], buf + got, sizeof(buf) - 1 - got);
+			if (n <= 0)
+				_exit(SETUP_FAILED);
+			got += (size_t)n;
+		}
+		uid = (uint32_t)iso_guest_uid(g);
+		if (write(up[1], &uid, sizeof(uid)) != sizeof(uid) || iso_wait(g, -1) < 0)
+			_exit(SETUP_FAILED);
+		report[0] = iso_guest_outcome(g);
+		report[1] = iso_guest_code(g);
+		(void)!write(up[1], report, sizeof(report));
+		_exit(0);
+	}
+	close(up[1]);
+	k->report = up[0];
+	ck_assert_int_eq(read(k->report, &k->uid, sizeof(k->uid)), (ssize_t)sizeof(k->uid));
+}
+
+/* End the keeper (and with its connection, its guest). */
+static void drop_guest(struct kept *k)
+{
+	kill(k->keeper, SIGKILL);
+	waitpid(k->keeper, NULL, 0);
+	close(k->report);
+}
+
+START_TEST(live_ctl_list_shows_a_guest_to_its_caller_and_root_not_another)
+{
+	char uid[16], want[128];
+	struct kept k;
+	struct out o;
+
+	keep_guest(T_CALLER, &k);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)k.uid);
+	/* Root reads every record itself. */
+	ctl_as(0, (const char *[]){ "list", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	snprintf(want, sizeof(want), "nobody(65534)        %-10s", uid);
+	ck_assert_msg(strstr(o.out, want) && strstr(o.out, "none    " T_PROBE "\n"), "%s", o.out);
+	ck_assert_msg(strstr(o.out, "limits cpu=3600 as=8G nofile=1024 nproc=64 "), "%s", o.out);
+	ck_assert_msg(strstr(o.out, ", timeout 60 s\n"), "%s", o.out);
+	/* The caller, through its helper. */
+	ctl_as(T_CALLER, (const char *[]){ "list", "--json", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	snprintf(want, sizeof(want), "\"caller_uid\": 65534, \"caller\": \"nobody\", "
+		 "\"guest_uid\": %s, ", uid);
+	ck_assert_msg(strstr(o.out, want), "%s", o.out);
+	ck_assert_msg(strstr(o.out, "\"program\": \"" T_PROBE "\""), "%s", o.out);
+	ck_assert_msg(strstr(o.out, "\"timeout_s\": 60, \"network\": \"none\""), "%s", o.out);
+	/* Another caller sees nothing of it, and cannot stop it. */
+	ctl_as(CTL_OTHER, (const char *[]){ "list", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "(no live guests)") && !strstr(o.out, uid), "%s", o.out);
+	ctl_as(CTL_OTHER, (const char *[]){ "stop", uid, NULL }, &o);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(strstr(o.err, "no live guest") && strstr(o.err, "of yours"), "%s", o.err);
+	ck_assert_int_gt(processes_of(&k.uid, 1), 0);
+	drop_guest(&k);
+}
+END_TEST
+
+/* stop through the caller's own helper: the guest's whole namespace ends
+ * (a child and a grandchild too), the caller sees it killed, the uid is
+ * free of processes and its record gone. */
+START_TEST(live_ctl_stop_ends_guest_with_grandchild_and_frees_its_uid)
+{
+	char uid[16];
+	int32_t report[2];
+	struct kept k;
+	struct out o;
+
+	keep_guest(T_CALLER, &k);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)k.uid);
+	/* The reaper (pid 1 of the namespace), the probe, its child and
+	 * grandchild. */
+	ck_assert_int_eq(processes_of(&k.uid, 1), 4);
+	ctl_as(T_CALLER, (const char *[]){ "stop", uid, NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "stopped ") && strstr(o.out, T_PROBE), "%s", o.out);
+	ck_assert_int_eq(processes_of(&k.uid, 1), 0);
+	ck_assert_int_eq(read(k.report, report, sizeof(report)), (ssize_t)sizeof(report));
+	ck_assert_int_eq(report[0], ISO_OUTCOME_SIGNALED);
+	ck_assert_int_eq(report[1], SIGKILL);
+	ctl_as(0, (const char *[]){ "list", NULL }, &o);
+	ck_assert_msg(!strstr(o.out, uid), "%s", o.out);
+	drop_guest(&k);
+}
+END_TEST
+
+/* Root stops anyone's guest, by the ID list shows, and waits until its
+ * helper has cleaned up. */
+START_TEST(live_ctl_root_stops_any_guest_by_id)
+{
+	char uid[16], id[32];
+	int32_t report[2];
+	struct kept k;
+	struct out o;
+	const char *at;
+
+	keep_guest(T_CALLER, &k);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)k.uid);
+	ctl_as(0, (const char *[]){ "list", NULL }, &o);
+	ck_assert_ptr_nonnull(at = strstr(o.out, "\n"));
+	ck_assert_int_eq(sscanf(at + 1, "%31s", id), 1);
+	ck_assert_ptr_nonnull(strchr(id, '.'));
+	ctl_as(0, (const char *[]){ "stop", id, NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_int_eq(processes_of(&k.uid, 1), 0);
+	ck_assert_int_eq(read(k.report, report, sizeof(report)), (ssize_t)sizeof(report));
+	ck_assert_int_eq(report[0], ISO_OUTCOME_SIGNALED);
+	ctl_as(0, (const char *[]){ "list", NULL }, &o);
+	ck_assert_msg(strstr(o.out, "(no live guests)"), "%s", o.out);
+	/* A stopped guest is gone: stopping it again finds nothing. */
+	ctl_as(0, (const char *[]){ "stop", id, NULL }, &o);
+	ck_assert_int_eq(o.status, 1);
+	drop_guest(&k);
+}
+END_TEST
+
+/* The record is root's alone and names no value of the environment. */
+START_TEST(live_ctl_lease_record_is_root_only_and_holds_no_values)
+{
+	char path[256], text[8192];
+	struct stat st;
+	struct kept k;
+	ssize_t len;
+	int fd;
+
+	keep_guest(T_CALLER, &k);
+	snprintf(path, sizeof(path), CTL "/run/leases/%u", (unsigned)k.uid);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(stat(CTL "/run/leases", &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+	ck_assert_int_gt(len = read(fd, text, sizeof(text) - 1), 0);
+	close(fd);
+	ck_assert_ptr_null(memmem(text, (size_t)len, "hunter2", 7));
+	ck_assert_ptr_nonnull(memmem(text, (size_t)len, T_PROBE, strlen(T_PROBE)));
+	drop_guest(&k);
+}
+END_TEST
+
+/* rule: the caller's own rule with every effective value, nothing of
+ * another's; root may ask for anyone's. */
+START_TEST(live_ctl_rule_shows_the_callers_rule_only)
+{
+	struct out o;
+
+	ctl_as(T_CALLER, (const char *[]){ "rule", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":7, for user:#65534"), "%s", o.out);
+	ck_assert_msg(strstr(o.out, fmt("  pool          %s (50 uids)\n",
+					pool(1900102000, 1900102049))), "%s", o.out);
+	ck_assert_msg(strstr(o.out, "  limit nproc   64\n") &&
+		      strstr(o.out, "  limit cpu     3600 (default)\n") &&
+		      strstr(o.out, "  timeout       at most 120 s; 60 s unless asked\n") &&
+		      strstr(o.out, "  network       none (guests may ask for host)\n") &&
+		      strstr(o.out, "  may-read      " T_ROOT "/shared\n") &&
+		      strstr(o.out, "  overrides     any name that is not loader-level\n"),
+		      "%s", o.out);
+	ck_assert_msg(!strstr(o.out, "4000040") && !strstr(o.out, "FOO") &&
+		      !strstr(o.out, pool(1900102050, 1900102099)), "%s", o.out);
+
+	ctl_as(CTL_OTHER, (const char *[]){ "rule", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":17, for user:#4000040") &&
+		      strstr(o.out, "  programs      " T_PROBE "\n") &&
+		      strstr(o.out, "  overrides     FOO\n") && !strstr(o.out, "65534"),
+		      "%s", o.out);
+
+	ctl_as(0, (const char *[]){ "rule", "nobody", NULL }, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":7, for user:#65534"), "%s", o.out);
+}
+END_TEST
+
+/* ---- The socket-activated helper, without systemd as PID 1 ---- */
+
+#define CTL_SOCKET CTL "/isospawn.sock"
+#define ACTIVATE "/usr/bin/systemd-socket-activate"
+#define SETPRIV "/usr/bin/setpriv"
+#define GROUPED_CALLER 4000050u	/* matched through group 4000150 only */
+
+/* systemd-socket-activate (Debian's systemd package) with --seqpacket
+ * and --accept, and the kernel's SO_PEERGROUPS. */
+static const char *socket_activation_missing(void)
+{
+	static char why[256];
+	gid_t groups[8];
+	socklen_t len = sizeof(groups);
+	int sv[2];
+
+	if (feature_hidden("socket"))
+		return "socket activation hidden by ISOSPAWN_TEST_HIDE";
+	if (access(ACTIVATE, X_OK) < 0)
+		return ACTIVATE " is missing (Debian: apt-get install systemd)";
+	if (access(SETPRIV, X_OK) < 0)
+		return SETPRIV " is missing (Debian: apt-get install util-linux)";
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return "no AF_UNIX SOCK_SEQPACKET sockets";
+	if (getsockopt(sv[0], SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		snprintf(why, sizeof(why), "SO_PEERGROUPS: %s (Linux 4.13 or later)",
+			 strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return why;
+	}
+	close(sv[0]);
+	close(sv[1]);
+	return NULL;
+}
+
+/* The unit's CapabilityBoundingSet= as setpriv(1) writes it:
+ * "-all,+setuid,+setgid,...". */
+static void unit_capabilities(char *caps, size_t n)
+{
+	FILE *f = fopen(ISO_SRCDIR "/systemd/isospawn@.service.in", "r");
+	char line[1024], *word, *rest;
+
+	ck_assert_ptr_nonnull(f);
+	strlcpy(caps, "-all", n);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "CapabilityBoundingSet=", 22) != 0)
+			continue;
+		for (word = strtok_r(line + 22, " \n", &rest); word != NULL;
+		     word = strtok_r(NULL, " \n", &rest)) {
+			strlcat(caps, ",+", n);
+			for (char *c = word + 4; *c != '\0'; c++)
+				*c = (char)tolower((unsigned char)*c);
+			strlcat(caps, word + 4, n);
+		}
+	}
+	fclose(f);
+	ck_assert_msg(strstr(caps, "+sys_admin") != NULL, "no CapabilityBoundingSet: %s", caps);
+}
+
+/* As root: systemd-socket-activate --seqpacket --accept on `path`, starting
+ * the ctl helper for each connection as systemd starts isospawn@.service:
+ * connection on fd 3, run as root (not made root by the setuid bit), with
+ * no_new_privs and only the unit's capabilities. It dies with this test's
+ * process. */
+static void start_activator(const char *path)
+{
+	char caps[512];
+	pid_t pid;
+
+	unit_capabilities(caps, sizeof(caps));
+	unlink(path);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		/* Its chatter (one line per connection) is not the test's. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(SETUP_FAILED);
+		execl(SETPRIV, "setpriv", "--no-new-privs", "--bounding-set", caps, "--",
+		      ACTIVATE, "--seqpacket", "--accept", "-l", path, CTL_HELPER, (char *)NULL);
+		_exit(SETUP_FAILED);
+	}
+	for (int i = 0; i < 100 && access(path, F_OK) < 0; i++)
+		usleep(50000);
+	/* The unit's SocketMode=0660 with group isospawn; here anyone. */
+	ck_assert_msg(chmod(path, 0666) == 0, "%s: %s", path, strerror(errno));
+}
+
+/* The guest's environment through the connection `c`. */
+static void socket_env(iso_conn *c, struct run *r)
+{
+	const char *argv[] = { T_PROBE, "env", NULL };
+	const char *overrides[] = { "LANG=C.UTF-8", "FOO=bar", NULL };
+
+	run_guest(c, argv, overrides, NULL, NULL, r);
+	ck_assert_msg(r->spawn_rc == 0, "spawn: %s", r->msg);
+	ck_assert_int_eq(r->exit_code, 0);
+}
+
+/* The issue's case: a service with no_new_privs. The setuid helper cannot
+ * become root for it and says so; the socket serves it, with the same
+ * guarantees: the secret is withheld, PATH is the fixed one, an override
+ * wins and a loader-level one is refused by name, the guest gets a uid of
+ * the caller's own pool. */
+START_TEST(live_ctl_socket_serves_a_no_new_privs_caller_with_the_same_guarantees)
+{
+	const char *ids[] = { T_PROBE, "ids", NULL };
+	const char *bad[] = { "LD_PRELOAD=/tmp/evil.so", NULL };
+	struct run r;
+	iso_conn *c;
+
+	start_activator(CTL_SOCKET);
+	setenv("MY_SECRET_TOKEN", "hunter2-socket-secret", 1);
+	setenv("PATH", "/home/evil/bin:/usr/bin", 1);
+	setenv("LANG", "fr_FR.UTF-8", 1);
+	become(T_CALLER);
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	refused_not_root(CTL_HELPER, "the caller has no_new_privs set");
+
+	unsetenv("ISOSPAWN_HELPER");
+	setenv("ISOSPAWN_SOCKET", CTL_SOCKET, 1);
+	c = open_conn();
+	socket_env(c, &r);
+	ck_assert_ptr_null(strstr(r.out, "hunter2"));
+	ck_assert_ptr_null(strstr(r.out, "MY_SECRET_TOKEN"));
+	ck_assert(has_line(r.out, "PATH=" ISO_GUEST_PATH "\n"));
+	ck_assert(has_line(r.out, "LANG=C.UTF-8\n"));
+	ck_assert(!has_line(r.out, "LANG=fr_FR"));
+	ck_assert(has_line(r.out, "FOO=bar\n"));
+	run_guest(c, ids, bad, NULL, NULL, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "LD_PRELOAD") && !strstr(r.msg, "/tmp/evil.so"), "%s", r.msg);
+	run_guest(c, ids, NULL, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_uint_ge(r.uid, T_POOL(1900102000u));
+	ck_assert_uint_le(r.uid, T_POOL(1900102049u));
+	iso_close(c);
+}
+END_TEST
+
+/* Who the caller is comes from the kernel: SO_PEERCRED for the uid (the
+ * caller's rule), SO_PEERGROUPS for a rule that matches a supplementary
+ * group; and isospawnctl rule through the socket shows the caller's own. */
+START_TEST(live_ctl_socket_caller_is_the_peer_with_its_groups)
+{
+	const char *exit0[] = { T_PROBE, "exit", "0", NULL };
+	gid_t group = 4000150;
+	const char *argv[] = { CTL_TOOL, "rule", NULL };
+	const char *envp[] = { "ISOSPAWN_SOCKET=" CTL_SOCKET, NULL };
+	struct run r;
+	struct out o;
+	iso_conn *c;
+
+	start_activator(CTL_SOCKET);
+	ck_assert(setgroups(1, &group) == 0 && setresgid(GROUPED_CALLER, GROUPED_CALLER,
+							  GROUPED_CALLER) == 0 &&
+		  setresuid(GROUPED_CALLER, GROUPED_CALLER, GROUPED_CALLER) == 0);
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	setenv("ISOSPAWN_SOCKET", CTL_SOCKET, 1);
+	c = open_conn();
+	run_guest(c, exit0, NULL, NULL, NULL, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_uint_ge(r.uid, T_POOL(1900102200u));
+	ck_assert_uint_le(r.uid, T_POOL(1900102209u));
+	run(argv, envp, &o);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":25, for group:#4000150"), "%s",
+		      o.out);
+}
+END_TEST
+
+/* With neither ISOSPAWN_SOCKET nor ISOSPAWN_HELPER, libisospawn tries
+ * isospawn.socket's path first and falls back to the setuid helper. Here
+ * /run is a tmpfs of this test's own, so the socket is the test's. */
+START_TEST(live_ctl_library_tries_the_socket_first_then_the_setuid_helper)
+{
+	const char *cli[] = { T_CLI, "--", T_PROBE, "exit", "7", NULL };
+	const char *envp[] = { "LD_LIBRARY_PATH=" T_LIB, NULL };
+	iso_conn *c = NULL;
+	struct out o;
+	pid_t pid;
+	int status;
+
+	ck_assert(unshare(CLONE_NEWNS) == 0 &&
+		  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		  mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") == 0);
+	/* No socket: the setuid helper at its compiled-in path, which this
+	 * build has not installed. */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		become(T_CALLER);
+		unsetenv("ISOSPAWN_HELPER");
+		_exit(iso_open(&c) == -ENOENT &&
+		      strstr(iso_last_error(), "isospawn-helper not found at ") != NULL ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fallback: %d", status);
+
+	start_activator("/run/isospawn.sock");
+	become(T_CALLER);
+	unsetenv("ISOSPAWN_HELPER");
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	c = open_conn();
+	iso_close(c);
+	/* The CLI too: a no_new_privs shell user gets the guest's status. */
+	run(cli, envp, &o);
+	ck_assert_msg(o.status == 7, "exit %d: %s", o.status, o.err);
+}
+END_TEST
+
 static Suite *ctl_suite(void)
 {
 	Suite *s = suite_create("live_ctl");
 	TCase *policy = tcase_create("policy");
 	TCase *not_root = tcase_create("not_root");
+	TCase *guests = tcase_create("guests");
+	TCase *sock = tcase_create("socket");
+	const char *no_socket = socket_activation_missing();
 
 	/* Checked: in each test's process, as root, before it becomes a
 	 * caller. */
@@ -464,6 +931,22 @@ static Suite *ctl_suite(void)
 	tcase_add_test(not_root, live_ctl_no_new_privs_caller_is_told_in_one_line);
 	tcase_add_test(not_root, live_ctl_helper_without_setuid_bit_is_told);
 	tcase_add_test(not_root, live_ctl_helper_on_nosuid_mount_is_told);
+	tcase_add_checked_fixture(guests, clear_dropins, NULL);
+	tcase_add_test(guests, live_ctl_list_shows_a_guest_to_its_caller_and_root_not_another);
+	tcase_add_test(guests, live_ctl_stop_ends_guest_with_grandchild_and_frees_its_uid);
+	tcase_add_test(guests, live_ctl_root_stops_any_guest_by_id);
+	tcase_add_test(guests, live_ctl_lease_record_is_root_only_and_holds_no_values);
+	tcase_add_test(guests, live_ctl_rule_shows_the_callers_rule_only);
+	tcase_set_timeout(guests, 60);
+	suite_add_tcase(s, guests);
+	tcase_add_checked_fixture(sock, clear_dropins, NULL);
+	tcase_add_unless(sock, live_ctl_socket_serves_a_no_new_privs_caller_with_the_same_guarantees,
+			 no_socket);
+	tcase_add_unless(sock, live_ctl_socket_caller_is_the_peer_with_its_groups, no_socket);
+	tcase_add_unless(sock, live_ctl_library_tries_the_socket_first_then_the_setuid_helper,
+			 no_socket);
+	tcase_set_timeout(sock, 60);
+	suite_add_tcase(s, sock);
 	tcase_set_timeout(policy, 60);
 	tcase_set_timeout(not_root, 60);
 	suite_add_tcase(s, policy);
