@@ -336,41 +336,35 @@ START_TEST(live_ctl_dropin_error_is_reported_and_refuses_callers_with_same_messa
 }
 END_TEST
 
-START_TEST(live_ctl_group_writable_dropin_is_refused)
+/* isospawnctl check, run by root, reports `expected` first and exits 1;
+ * then a caller is refused by the helper with the same line. */
+static void check_and_helper_refuse(const char *expected)
 {
-	const char *expected = CTL_DROPINS "/30-loose.conf: mode 0664 is writable by its group";
 	char line[1024];
 	iso_conn *c = NULL;
 	struct out o;
 
-	write_root_file(CTL_DROPINS "/30-loose.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0664);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_str_eq(first_line(o.err, line, sizeof(line)), expected);
-
 	become_ctl(T_CALLER);
 	ck_assert_int_eq(iso_open(&c), -EACCES);
 	ck_assert_str_eq(iso_last_error(), expected);
+}
+
+START_TEST(live_ctl_group_writable_dropin_is_refused)
+{
+	write_root_file(CTL_DROPINS "/30-loose.conf",
+			fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n",
+			    pool(1900102100, 1900102109)), 0664);
+	check_and_helper_refuse(CTL_DROPINS "/30-loose.conf: mode 0664 is writable by its group");
 }
 END_TEST
 
 START_TEST(live_ctl_group_writable_dropin_dir_is_refused)
 {
-	const char *expected = CTL_DROPINS ": mode 0775 is writable by its group";
-	char line[1024];
-	iso_conn *c = NULL;
-	struct out o;
-
 	ck_assert_int_eq(chmod(CTL_DROPINS, 0775), 0);
-	ctl((const char *[]){ "check", NULL }, &o);
-	ck_assert_int_eq(o.status, 1);
-	ck_assert_str_eq(first_line(o.err, line, sizeof(line)), expected);
-
-	become_ctl(T_CALLER);
-	ck_assert_int_eq(iso_open(&c), -EACCES);
-	ck_assert_str_eq(iso_last_error(), expected);
+	check_and_helper_refuse(CTL_DROPINS ": mode 0775 is writable by its group");
 }
 END_TEST
 
