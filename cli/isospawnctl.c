@@ -24,15 +24,12 @@
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -476,22 +473,17 @@ static int cmd_list(int argc, int json)
 	return 0;
 }
 
-/* Root ends the guest itself: its reaper, by a pidfd proven to be it,
- * killing pid 1 of the guest's namespace and so everything in it; then
- * waits until its helper has cleaned up (the record is gone). */
+/* Root ends the guest itself, its whole namespace (lease.h); then waits
+ * until its helper has cleaned up (the record is gone). */
 static void stop_as_root(const struct row *r)
 {
 	struct iso_wire_guest g = { .pid = r->pid, .start_ticks = r->start_ticks };
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
 	char path[sizeof(ISO_LEASE_DIR) + 16];
-	struct pollfd gone = { .events = POLLIN };
 
-	if ((gone.fd = iso_lease_pidfd(&g)) < 0)
+	if (iso_lease_kill(&g) < 0)
 		return; /* ended in the meantime */
-	(void)syscall(SYS_pidfd_send_signal, gone.fd, SIGKILL, NULL, 0);
-	(void)poll(&gone, 1, 10000);
-	close(gone.fd);
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, r->uid);
 	for (int i = 0; i < 100 && iso_lease_read(path, buf, sizeof(buf), &m) == 1 &&
 			m.u.guest.pid == r->pid; i++)

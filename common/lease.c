@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -73,15 +75,21 @@ int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
 	return iso_proc_start_ticks((pid_t)out->u.guest.pid) == out->u.guest.start_ticks;
 }
 
-int iso_lease_pidfd(const struct iso_wire_guest *guest)
+int iso_lease_kill(const struct iso_wire_guest *guest)
 {
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)guest->pid, 0);
+	struct pollfd gone = { .events = POLLIN };
 
+	gone.fd = (int)syscall(SYS_pidfd_open, (pid_t)guest->pid, 0);
+	if (gone.fd < 0)
+		return -ESRCH;
 	/* Checked after the pidfd pins the process: if the pid was reused
 	 * before, the start time is the newcomer's and differs. */
-	if (fd >= 0 && iso_proc_start_ticks((pid_t)guest->pid) == guest->start_ticks)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -ESRCH;
+	if (iso_proc_start_ticks((pid_t)guest->pid) != guest->start_ticks) {
+		close(gone.fd);
+		return -ESRCH;
+	}
+	(void)syscall(SYS_pidfd_send_signal, gone.fd, SIGKILL, NULL, 0);
+	(void)poll(&gone, 1, 10000);
+	close(gone.fd);
+	return 0;
 }

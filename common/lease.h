@@ -58,9 +58,11 @@ int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap);
 int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
 		   struct iso_wire_msg *out);
 
-/* A pidfd of the record's reaper, proven to be it (opened first, its start
- * time checked after), or -ESRCH when that process is gone. Killing it ends
- * the guest's whole PID namespace. */
-int iso_lease_pidfd(const struct iso_wire_guest *guest);
+/* End the record's guest: SIGKILL to its reaper, pid 1 of the guest's PID
+ * namespace (so every process in it ends), through a pidfd proven to be
+ * that reaper (opened first, its start time checked after); then wait, up
+ * to ten seconds, until it is gone. Returns 0, or -ESRCH when that process
+ * was gone already. */
+int iso_lease_kill(const struct iso_wire_guest *guest);
 
 #endif /* ISO_LEASE_H */

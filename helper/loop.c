@@ -23,7 +23,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,20 +302,18 @@ static void handle_list(struct iso_server *srv, uint32_t id)
 	(void)reply(srv, &done, -1);
 }
 
-/* STOP: end a guest of the caller's by killing its reaper, pid 1 of its
- * namespace, so that everything in it ends; wait until it has. The helper
- * serving the guest then cleans up as on any exit. */
+/* STOP: end a guest of the caller's, its whole namespace (lease.h); the
+ * helper serving it then cleans up as on any exit. */
 static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint32_t pid)
 {
 	struct iso_wire_msg done = { .type = ISO_MSG_DONE, .id = id };
 	const struct iso_wire_guest *g = &srv->msg->u.guest;
 	char path[sizeof(ISO_LEASE_DIR) + 16], why[128];
-	struct pollfd gone = { .events = POLLIN };
 
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, uid);
 	if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, srv->msg) != 1 ||
 	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) ||
-	    (gone.fd = iso_lease_pidfd(g)) < 0) {
+	    iso_lease_kill(g) < 0) {
 		iso_why(why, sizeof(why), ESRCH, "no guest of yours runs under uid %u%s", uid,
 			pid != 0 ? " with that reaper" : "");
 		refuse(srv, id, ESRCH, NULL, why);
@@ -324,9 +321,6 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 	}
 	syslog(LOG_INFO, "stop caller=%u guest=%u.%u guest_uid=%u", (unsigned)srv->caller.uid,
 	       g->helper, srv->msg->id, uid);
-	(void)syscall(SYS_pidfd_send_signal, gone.fd, SIGKILL, NULL, 0);
-	(void)poll(&gone, 1, 10000);
-	close(gone.fd);
 	(void)reply(srv, &done, -1);
 }
 
