@@ -201,7 +201,8 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 }
 
 static void handle_spawn(struct iso_server *srv, uint32_t id,
-			 const struct iso_wire_spawn *req, int *fds, size_t nfds)
+			 const struct iso_wire_spawn *req, size_t len, int *fds,
+			 size_t nfds)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
 	struct iso_guest_slot *slot = NULL;
@@ -239,7 +240,8 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	for (int i = 0, f = 0; i < 3; i++)
 		plan.stdio[i] = (req->stdio_mask & (1u << i)) ? fds[f++] : -1;
 
-	rc = spawn_start(&srv->ctx, &plan, &slot->child, &chan, why, sizeof(why));
+	rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, &slot->child, &chan, why,
+			 sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -266,6 +268,7 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	m.u.spawned.uid = (uint32_t)slot->child.lease.uid;
 	m.u.spawned.notes = srv->confine.notes[0] ? srv->confine.notes : NULL;
 	(void)reply(srv, &m, chan);
+	srv->started++;
 }
 
 static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
@@ -373,6 +376,7 @@ static int handle_socket(struct iso_server *srv)
 		size_t nfds;
 		unsigned seen;
 		char why[256];
+		unsigned long started = 0;
 		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
 					   fds, REQUEST_FDS_MAX, &nfds, &seen);
 
@@ -392,7 +396,9 @@ static int handle_socket(struct iso_server *srv)
 		}
 		switch (srv->msg->type) {
 		case ISO_MSG_SPAWN:
-			handle_spawn(srv, srv->msg->id, &srv->msg->u.spawn, fds, nfds);
+			started = srv->started;
+			handle_spawn(srv, srv->msg->id, &srv->msg->u.spawn, (size_t)len, fds,
+				     nfds);
 			break;
 		case ISO_MSG_KILL:
 			handle_kill(srv, srv->msg->id, srv->msg->u.kill.signal);
@@ -415,6 +421,11 @@ static int handle_socket(struct iso_server *srv)
 			break;
 		}
 		iso_close_fds(fds, nfds);
+		/* While that guest starts, with the request's descriptors gone,
+		 * the next one's reaper: a connection that has started two
+		 * guests will likely start more (the CLI's starts one). */
+		if (srv->started > started && srv->started >= 2)
+			spawn_spare(&srv->ctx);
 	}
 	return 1;
 }

@@ -30,6 +30,7 @@ struct iso_server {
 	struct iso_world world;
 	struct iso_confine confine;
 	struct iso_spawn_ctx ctx;
+	unsigned long started;	      /* guests started on this connection */
 
 	struct iso_guest_slot *slots; /* ISO_GUESTS_MAX */
 	size_t nlive;

@@ -4,6 +4,8 @@
  *
  *   helper (root): lease a pool uid, its passwd entry
  *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
+ *     (or, made while the helper was idle, a spare: the same clone before
+ *     the request, which the helper then hands it; spare_main)
  *   reaper: close what it does not need, arm the deadline, setsid,
  *           network, mounts (world.c: the program and grants opened as
  *           the guest, its own copy of the tree), drop to the pool uid
@@ -25,8 +27,13 @@
  *  - The reaper holds only the descriptors it and the guest need.
  *  - A lease is given back only after its reaper (and with it its whole PID
  *    namespace, and its mount namespace with its /tmp) is gone.
- *  - Nothing in the reaper or the guest allocates or compiles: the plan,
- *    the filter and the environment were prepared before the clone.
+ *  - Nothing in the reaper or the guest compiles: the filter was
+ *    prepared before the clone. A reaper allocates nothing once it has its
+ *    plan (made before the clone, or a spare's from the forwarded request).
+ *  - A spare serves one guest and carries nothing from one to another: it
+ *    is cloned with fresh namespaces and a uid given back clean, keeps no
+ *    descriptor of the helper's but what every reaper keeps, and holds no
+ *    memory but the helper's own.
  */
 #include "config.h"
 
@@ -34,6 +41,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,15 +266,15 @@ static void close_all_but(int *keep, size_t n)
  * for the guest, /dev/null, the helper's pidfd, the guest's tree and the
  * prepared Landlock paths. */
 static void reaper_fds(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		       int report_fd)
+		       int report_fd, int request_fd)
 {
 	const struct iso_confine *c = ctx->confine;
-	int keep[13 + ISO_LANDLOCK_FIXED_MAX] = {
+	int keep[14 + ISO_LANDLOCK_FIXED_MAX] = {
 		0, 1, 2, report_fd, plan->stdio[0], plan->stdio[1], plan->stdio[2],
 		ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd, ctx->world->root_fd,
-		ctx->world->ids_fd, c->root_fd,
+		ctx->world->ids_fd, c->root_fd, request_fd,
 	};
-	size_t n = 13;
+	size_t n = 14;
 
 	for (size_t i = 0; i < c->nfixed; i++)
 		keep[n++] = c->fixed_fd[i];
@@ -312,7 +320,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
 	 * lost. */
 	sigemptyset(&none);
-	reaper_fds(ctx, plan, report_fd);
+	reaper_fds(ctx, plan, report_fd, -1);
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
@@ -374,6 +382,51 @@ static void final_env(const struct iso_plan *plan, int channel,
 	envp[i] = NULL;
 }
 
+/*
+ * A spare: a reaper cloned before its guest's request, while the helper
+ * has nothing else to do, so that the clone and the new namespaces are not
+ * paid while a caller waits. It holds no descriptor of the helper's but
+ * what any reaper keeps, then waits for the request the helper forwards
+ * (the very datagram, and the caller's descriptors), decides it again from
+ * the same bytes under the same rule, and is its reaper from there on. It
+ * serves one guest: it carries nothing from one to the next (fresh
+ * namespaces, a uid given back clean, only the helper's own memory).
+ */
+static noreturn void spare_main(const struct iso_spawn_ctx *ctx, uid_t uid,
+				int request_fd, int report_fd)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg msg;
+	static struct iso_plan plan;
+	const char *envp[ENV_SLOTS];
+	char why[sizeof(guest_failure.reason)];
+	int fds[3] = { -1, -1, -1 };
+	size_t nfds = 0;
+	unsigned seen;
+	ssize_t len;
+	int rc;
+
+	plan.stdio[0] = plan.stdio[1] = plan.stdio[2] = -1;
+	reaper_fds(ctx, &plan, report_fd, request_fd);
+	len = iso_recv_fds(request_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
+	/* End of file: the connection ends before a guest came. */
+	if (len <= 0)
+		_exit(0);
+	if ((rc = iso_wire_decode(buf, (size_t)len, &msg, why, sizeof(why))) < 0 ||
+	    (rc = msg.type == ISO_MSG_SPAWN ? 0 : -EBADMSG) < 0 ||
+	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
+				 sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the spare's request");
+	for (int i = 0, f = 0; i < 3; i++)
+		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
+					? fds[f++] : -1;
+	close(request_fd);
+	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
+	final_env(&plan, plan.channel, envp);
+	reaper_main(ctx, &plan, uid, (char *const *)envp, report_fd);
+}
+
 /* Start the reaper of `plan` under `uid`. */
 static int clone_reaper(const struct iso_spawn_ctx *ctx,
 			const struct iso_plan *plan, uid_t uid,
@@ -382,36 +435,50 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	struct clone_args args = { 0 };
 	sigset_t all, old;
 	const char *envp[ENV_SLOTS];
-	int report[2], pidfd = -1, rc;
+	int report[2], request[2] = { -1, -1 }, pidfd = -1, rc;
+	int size = ISO_WIRE_MAX + 4096;
 	long pid;
 
-	final_env(plan, plan->channel, envp);
+	if (plan)
+		final_env(plan, plan->channel, envp);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
 		return iso_why_errno(why, n, "report socketpair");
+	/* A spare's request comes whole, however large. */
+	if (!plan && (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, request) < 0 ||
+		      setsockopt(request[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)) {
+		rc = iso_why_errno(why, n, "request socketpair");
+		iso_close_fds(request, 2);
+		iso_close_fds(report, 2);
+		return rc;
+	}
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
 	 * namespace: no SysV/POSIX IPC object is shared with other guests
-	 * or the host. */
+	 * or the host. (A spare makes its network namespace itself.) */
 	args.flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWIPC |
-		     (plan->network_none ? CLONE_NEWNET : 0);
+		     (plan && plan->network_none ? CLONE_NEWNET : 0);
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	/* The reaper starts with every signal blocked (see reaper_main). */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == 0) {
+	if (pid == 0 && plan)
 		reaper_main(ctx, plan, uid, (char *const *)envp, report[1]);
-	}
+	if (pid == 0)
+		spare_main(ctx, uid, request[1], report[1]);
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(report[1]);
+	iso_close_fds(&report[1], 1);
+	iso_close_fds(&request[1], 1);
 	if (rc < 0) {
-		close(report[0]);
+		iso_close_fds(&report[0], 1);
+		iso_close_fds(&request[0], 1);
 		return rc;
 	}
 	child->pid = (pid_t)pid;
 	child->pidfd = pidfd;
 	child->report_fd = report[0];
+	child->request_fd = request[0];
 	return 0;
 }
 
@@ -421,6 +488,9 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	ctx->confine = confine;
 	ctx->world = world;
 	ctx->nidle = 0;
+	ctx->spare.pid = 0;
+	ctx->spare.request_fd = -1;
+	ctx->spare.slot_fd = -1;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (ctx->devnull < 0 || ctx->helper_pidfd < 0)
@@ -476,36 +546,64 @@ static int take_channel(int report_fd, int *chan, char *why, size_t n)
 }
 
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		struct iso_child *child, int *client_chan, char *why,
-		size_t n)
+		const void *request, size_t len, struct iso_child *child,
+		int *client_chan, char *why, size_t n)
 {
-	int rc;
+	struct iso_wire_exited gone;
+	int rc = -1, fds[3], nfds = 0, slot;
 
 	*client_chan = -1;
-	child->slot_fd = caller_slot_take(ctx->caller, ctx->confine->rule->guests_max, why, n);
-	if (child->slot_fd < 0)
-		return child->slot_fd;
-	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
-		close(child->slot_fd);
-		return rc;
+	slot = caller_slot_take(ctx->caller, ctx->confine->rule->guests_max, why, n);
+	if (slot < 0)
+		return slot;
+	for (int i = 0; i < 3; i++)
+		if (plan->stdio[i] >= 0)
+			fds[nfds++] = plan->stdio[i];
+	if (ctx->spare.pid > 0) {
+		*child = ctx->spare;
+		ctx->spare.pid = 0;
+		rc = (int)iso_send_fds(child->request_fd, request, len, 0, fds, (unsigned)nfds);
+		iso_close_fds(&child->request_fd, 1);
+		/* A spare that went (killed, say) is replaced, not reported. */
+		if (rc < 0)
+			spawn_end(ctx, child, 0, &gone);
 	}
-	rc = world_lease(ctx->world, child->lease.uid, why, n);
-	if (rc == 0)
-		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
-	if (rc == 0 && plan->channel &&
-	    (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
+	if (rc < 0) {
+		if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
+			close(slot);
+			return rc;
+		}
+		rc = world_lease(ctx->world, child->lease.uid, why, n);
+		if (rc == 0)
+			rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
+		if (rc < 0) {
+			lease_put(ctx, &child->lease);
+			close(slot);
+			return rc;
+		}
+	}
+	child->slot_fd = slot;
+	if (plan->channel && (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
 		/* The reaper goes, and with it what it started. */
-		struct iso_wire_exited gone;
-
 		(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
 		spawn_end(ctx, child, 0, &gone);
 		return rc;
 	}
-	if (rc < 0) {
-		lease_put(ctx, &child->lease);
-		close(child->slot_fd);
+	return 0;
+}
+
+void spawn_spare(struct iso_spawn_ctx *ctx)
+{
+	char why[256];
+
+	if (ctx->spare.pid > 0 || lease_get(ctx, &ctx->spare.lease, why, sizeof(why)) < 0)
+		return;
+	ctx->spare.slot_fd = -1;
+	if (world_lease(ctx->world, ctx->spare.lease.uid, why, sizeof(why)) < 0 ||
+	    clone_reaper(ctx, NULL, ctx->spare.lease.uid, &ctx->spare, why, sizeof(why)) < 0) {
+		lease_put(ctx, &ctx->spare.lease);
+		ctx->spare.pid = 0;
 	}
-	return rc;
 }
 
 /* Read and check the reaper's report; 0, or -EIO when there is none. */
@@ -561,6 +659,14 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
+	struct iso_wire_exited gone;
+
+	/* Its request socket closed, an unused spare exits at once. */
+	if (ctx->spare.pid > 0) {
+		iso_close_fds(&ctx->spare.request_fd, 1);
+		spawn_end(ctx, &ctx->spare, 0, &gone);
+		ctx->spare.pid = 0;
+	}
 	while (ctx->nidle > 0)
 		lease_release(&ctx->idle[--ctx->nidle]);
 }

@@ -20,6 +20,16 @@
 /* Prepared once per connection, shared by every spawn. */
 struct iso_world;
 
+/* One running guest, as spawn_start() leaves it. */
+struct iso_child {
+	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
+	int pidfd;	/* its pidfd, readable once it has exited */
+	int report_fd;	/* read end of the reaper's report */
+	int request_fd;	/* a spare's: where its request goes, or -1 */
+	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
+	int slot_fd;	/* one of the caller's slots (caller_slot_take), or -1 */
+};
+
 struct iso_spawn_ctx {
 	const struct iso_confine *confine; /* and through it, the rule */
 	const struct iso_world *world;	   /* the template of the guest's tree */
@@ -28,15 +38,7 @@ struct iso_spawn_ctx {
 	uid_t caller;	  /* whose live guests count against the rule's 'guests' */
 	struct iso_lease idle[ISO_IDLE_LEASES];
 	size_t nidle;
-};
-
-/* One running guest, as spawn_start() leaves it. */
-struct iso_child {
-	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
-	int pidfd;	/* its pidfd, readable once it has exited */
-	int report_fd;	/* read end of the reaper's report */
-	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
-	int slot_fd;	/* one of the caller's slots (caller_slot_take) */
+	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none) */
 };
 
 /* Once per connection: what every spawn needs. `confine` and `world` are
@@ -46,15 +48,20 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	       const struct iso_world *world, char *why, size_t n);
 
 /*
- * Start the guest of `plan`: lease a pool uid (with its passwd entry)
- * and, if the plan asks, make its channel, and clone its reaper. Returns 0 with
- * *child filled and *client_chan the caller's end of the channel (or -1);
- * or -errno with a reason, and then nothing is left running, leased or
- * open.
+ * Start the guest of `plan`, decided from the datagram request[0..len):
+ * hand that datagram and the plan's stdio to the spare, or else lease a
+ * pool uid (with its passwd entry) and clone a reaper; with a channel, take
+ * the caller's end. Returns 0 with *child filled and *client_chan the
+ * caller's end of the channel (or -1); or -errno with a reason, and then
+ * nothing is left running, leased or open.
  */
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		struct iso_child *child, int *client_chan, char *why,
-		size_t n);
+		const void *request, size_t len, struct iso_child *child,
+		int *client_chan, char *why, size_t n);
+
+/* Clone the next guest's reaper ahead of its request, if there is none and
+ * a uid is free (spawn.c, spare_main); quietly nothing otherwise. */
+void spawn_spare(struct iso_spawn_ctx *ctx);
 
 /*
  * The reaper has exited, or was killed: wait for it, say how the guest

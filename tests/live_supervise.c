@@ -1103,6 +1103,81 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* No growth                                                            */
 
+/* Read fd to end of file, for up to timeout_ms; its bytes in buf. Returns
+ * the milliseconds it took, or -1 when end of file did not come. */
+static long read_to_eof(int fd, char *buf, size_t n, int timeout_ms)
+{
+	uint64_t t0 = now_us();
+	size_t used = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t got;
+
+	while (poll(&p, 1, timeout_ms) == 1) {
+		got = read(fd, buf + used, n - 1 - used);
+		if (got <= 0) {
+			buf[used] = '\0';
+			return got == 0 ? (long)((now_us() - t0) / 1000) : -1;
+		}
+		used += (size_t)got;
+	}
+	buf[used] = '\0';
+	return -1;
+}
+
+/* From its second guest on, a connection's helper clones the next guest's
+ * reaper right after starting one (spawn.c, spare_main). Such a reaper
+ * carries nothing of the guest it was made beside: guest B, spawned while
+ * A lives (through the reaper made when A started), has a uid of its own,
+ * an empty /tmp where A left a file, only its own processes; and A's
+ * output pipe reaches end of file when A ends, though B's reaper was made
+ * while the pipe was A's. */
+START_TEST(live_reaper_made_ahead_carries_nothing_between_guests)
+{
+	static const char *const a_argv[] = { "/bin/sh", "-c",
+		"echo left > /tmp/mark; echo a; sleep 1", NULL };
+	static const char *const b_argv[] = { "/bin/sh", "-c",
+		"ls -A /tmp; ls /proc | grep -c '^[0-9]'; id -u; sleep 5", NULL };
+	static const char *const true_argv[] = { "/bin/true", NULL };
+	char out_a[256], out_b[256], want[64];
+	int pa[2], pb[2];
+	iso_guest *a = NULL, *b = NULL;
+	iso_conn *conn;
+	long ms;
+
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(pipe2(pa, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(pb, O_CLOEXEC), 0);
+	a = must_start(conn, true_argv, 0);
+	must_end(a, 10000);
+	iso_guest_free(a);
+	ck_assert_int_eq(start(conn, a_argv, 0, pa[1], &a), 0);
+	close(pa[1]);
+	ck_assert_int_eq(start(conn, b_argv, 0, pb[1], &b), 0);
+	close(pb[1]);
+	ck_assert_uint_ne(iso_guest_uid(a), iso_guest_uid(b));
+	ms = read_to_eof(pa[0], out_a, sizeof(out_a), 4000);
+	ck_assert_msg(ms >= 0, "A's output did not end while B ran (%s)", out_a);
+	ck_assert_str_eq(out_a, "a\n");
+	must_end(a, 10000);
+	/* B: nothing in /tmp, two processes (its shell and ls's count, under
+	 * pid 1 its reaper: grep sees 3 at most), its own uid. */
+	ck_assert_int_eq(iso_kill(b, SIGKILL), 0);
+	/* B's pipe ends with B, though the reaper made when B started (for
+	 * a next guest that never comes) was made while it was B's. */
+	ck_assert_msg(read_to_eof(pb[0], out_b, sizeof(out_b), 4000) >= 0,
+		      "B's output did not end with B (%s)", out_b);
+	snprintf(want, sizeof(want), "\n%u\n", (unsigned)iso_guest_uid(b));
+	ck_assert_msg(strstr(out_b, "mark") == NULL && strstr(out_b, want) != NULL &&
+		      (out_b[0] == '2' || out_b[0] == '3' || out_b[0] == '4') && out_b[1] == '\n',
+		      "B saw: %s", out_b);
+	must_end(b, 10000);
+	iso_guest_free(a);
+	iso_guest_free(b);
+	iso_close(conn);
+}
+END_TEST
+
 static int spawn_and_reap(iso_conn *conn, int out)
 {
 	const char *argv[] = { T_PROBE, "exit", "0", NULL };
@@ -1383,6 +1458,7 @@ static Suite *supervise_suite(void)
 #else
 	tcase_add_test(growth, live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged);
 #endif
+	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
