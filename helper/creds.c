@@ -10,7 +10,8 @@
  *  - Two live guests MUST NOT share a uid: a uid is used only while its
  *    lease lock is held. A lease MUST be given back (lease_release) only
  *    when no process of the uid can be left: every process that ran under
- *    it did so in the PID namespace of a reaper that has been waited for.
+ *    it did so in the PID namespace of a reaper (root's) that has killed
+ *    and reaped everything there (and reported so) or has been waited for.
  *    Every other lease (a new file, or a helper that died holding it) is
  *    swept (every process of the uid killed) before the uid is used.
  *  - creds_drop MUST leave no way back to root: ids are read back, and

@@ -14,7 +14,8 @@
  *  - When the client goes away, every guest is killed and cleaned up
  *    before the helper exits.
  *  - A guest's lease file holds its record (lease.h) from its start until
- *    its reaper is gone, and never an argument or environment value.
+ *    its reaper reports (or is gone), and never an argument or environment
+ *    value.
  *  - LIST and STOP reach only the caller's own guests, and STOP signals
  *    only a pidfd proven to be the guest's reaper.
  */
@@ -43,6 +44,7 @@
 
 #define TAG_SOCK UINT32_MAX
 #define TAG_SIG (UINT32_MAX - 1)
+#define TAG_REPORT ISO_GUESTS_MAX /* plus the slot: its reaper's report */
 #define OUTQ_MAX 65536 /* queued replies before the client counts as gone */
 #define REQUEST_FDS_MAX 3 /* the guest's stdio */
 
@@ -51,6 +53,7 @@ struct iso_guest_slot {
 	struct iso_child child;
 	uint64_t start_us;
 	uint64_t cpu_limit_s;
+	int told;    /* EXITED sent; the reaper may still be going */
 };
 
 struct iso_outq {
@@ -173,10 +176,14 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 {
 	struct epoll_event ev = { .events = EPOLLIN,
 				  .data.u32 = (uint32_t)(slot - srv->slots) };
+	struct epoll_event rep = { .events = EPOLLIN,
+				   .data.u32 = ev.data.u32 + TAG_REPORT };
 
-	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.pidfd, &ev) < 0)
+	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.pidfd, &ev) < 0 ||
+	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.report_fd, &rep) < 0)
 		return iso_why_errno(why, n, "epoll");
 	slot->id = id;
+	slot->told = 0;
 	slot->start_us = now_us();
 	slot->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
 	if ((size_t)(slot - srv->slots) >= srv->high)
@@ -347,24 +354,52 @@ static void classify(const struct iso_guest_slot *g, struct iso_wire_exited *ex)
 	}
 }
 
-/* The reaper has exited: clean up, report, free the slot. */
-static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
+/* Tell the client how the guest ended. */
+static void tell(struct iso_server *srv, struct iso_guest_slot *g,
+		 struct iso_wire_msg *m)
 {
-	struct iso_wire_msg m = { .type = ISO_MSG_EXITED, .id = g->id };
-	struct iso_wire_exited *ex = &m.u.exited;
+	struct iso_wire_exited *ex = &m->u.exited;
 
+	m->type = ISO_MSG_EXITED;
+	m->id = g->id;
 	ex->wall_us = now_us() - g->start_us;
-	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.pidfd, NULL);
-	(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
-	spawn_end(&srv->ctx, &g->child, g->id, ex);
 	classify(g, ex);
 	syslog(LOG_INFO, "exit id=%u caller=%u guest_uid=%u outcome=%s code=%u wall_ms=%llu",
 	       g->id, (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid,
 	       iso_outcome_name((enum iso_outcome)ex->outcome), ex->code,
 	       (unsigned long long)(ex->wall_us / 1000));
+	g->told = 1;
+	(void)reply(srv, m, -1);
+}
+
+/* The reaper reported: everything of the guest is gone, so the client
+ * hears of it now, not once the kernel has torn its namespaces down. */
+static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
+{
+	struct iso_wire_msg m = { 0 };
+
+	/* A report, or end of file (the reaper died): not live either way. */
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.report_fd, NULL);
+	(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
+	if (spawn_report(&srv->ctx, &g->child, g->id, &m.u.exited) == 0)
+		tell(srv, g, &m);
+}
+
+/* The reaper is gone: tell the client if not yet, give back, free the
+ * slot. */
+static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
+{
+	struct iso_wire_msg m = { 0 };
+
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.pidfd, NULL);
+	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.report_fd, NULL);
+	if (!g->told)
+		(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
+	spawn_end(&srv->ctx, &g->child, g->id, &m.u.exited);
+	if (!g->told)
+		tell(srv, g, &m);
 	g->id = 0;
 	srv->nlive--;
-	(void)reply(srv, &m, -1);
 }
 
 /* Returns 1 to keep serving, 0 when the client is gone. */
@@ -493,6 +528,9 @@ int server_run(struct iso_server *srv)
 					serving = handle_socket(srv);
 			} else if (tag < ISO_GUESTS_MAX && srv->slots[tag].id) {
 				finish_guest(srv, &srv->slots[tag]);
+			} else if (tag >= TAG_REPORT && tag < TAG_REPORT + ISO_GUESTS_MAX &&
+				   srv->slots[tag - TAG_REPORT].id) {
+				report_guest(srv, &srv->slots[tag - TAG_REPORT]);
 			}
 		}
 		if (srv->noutq >= OUTQ_MAX)

@@ -6,24 +6,28 @@
  *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
  *     (or, made while the helper was idle, a spare: the same clone before
  *     the request, which the helper then hands it; spare_main)
- *   reaper: close what it does not need, arm the deadline, setsid,
- *           network, mounts (world.c: the program and grants opened as
- *           the guest, its own copy of the tree), drop to the pool uid
- *           (verified), make the channel and send the caller's end to
- *           the helper,
- *           vfork --> guest: rlimits, Landlock, seccomp, fds, execveat
- *           reap everything (all of it at the deadline), report, exit
- *   helper: wait for the reaper, read its report, give the lease back
+ *   reaper (root, all three uids): close what it does not need, arm the
+ *           deadline, setsid, network, mounts (world.c: the program and
+ *           grants opened as the guest, its own copy of the tree),
+ *           vfork --> guest: drop to the pool uid (verified), make the
+ *                    channel and send the caller's end to the helper,
+ *                    rlimits, Landlock, seccomp, fds, execveat
+ *           wait for the guest, kill and reap everything left in the
+ *           namespace (all of it at the deadline), report, exit
+ *   helper: read the report and tell the client; once the reaper (with
+ *           its namespaces) is gone, give the lease back
  *
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
  *    reported stage and errno; nothing is retried or skipped (fail closed).
  *  - The guest gets exactly fds 0-2 (the caller's or /dev/null) and, with a
  *    channel, fd 3. Every other fd of the helper is close-on-exec.
- *  - The reaper is pid 1 of the guest's PID namespace: when it exits, the
- *    kernel kills every process the guest started. It enforces the
- *    timeout itself: once dropped, nothing the caller can signal or stop
- *    stands between the deadline and the guest.
+ *  - The reaper is pid 1 of the guest's PID namespace: it reports only
+ *    once every process there but itself is killed and reaped, so no
+ *    process of the guest's uid is left when the client hears of the end.
+ *    It stays root (uid 0 in all three ids): neither the caller nor the
+ *    guest can signal or stop it, so nothing stands between the deadline
+ *    it enforces and the guest.
  *  - The reaper holds only the descriptors it and the guest need.
  *  - A lease is given back only after its reaper (and with it its whole PID
  *    namespace, and its mount namespace with its /tmp) is gone.
@@ -135,22 +139,43 @@ static void exec_program(int prog, const char *const *argv,
 	}
 }
 
+/* As the guest, so that SO_PEERCRED on either end names its uid, gid and
+ * this pid, never root: make the channel and send the caller's end to the
+ * helper. Returns the guest's end, or -errno. */
+static int make_channel(int report_fd)
+{
+	static const char sent = CHANNEL_SENT;
+	int chan[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+		return -errno;
+	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
+		return -errno;
+	close(chan[0]);
+	return chan[1];
+}
+
 /*
- * The guest, after the reaper dropped the credentials: one step per
- * mechanism, in this fixed order, each failing closed.
+ * The guest, in the reaper's namespaces and tree: one step per mechanism,
+ * in this fixed order, each failing closed: credentials (the channel is
+ * made as the guest), rlimits, Landlock, seccomp, fds, exec.
  */
 static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
-				const struct iso_plan *plan, int prog,
-				int channel_fd, char *const envp[])
+				const struct iso_plan *plan, uid_t uid, int prog,
+				int report_fd, char *const envp[])
 {
 	const struct iso_confine *c = ctx->confine;
-	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], channel_fd };
+	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], -1 };
 	char why[sizeof(guest_failure.reason)];
 	int rc;
 
 	for (int i = 0; i < 3; i++)
 		if (fds[i] < 0)
 			fds[i] = ctx->devnull;
+	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CREDENTIALS, -rc, why);
+	if (plan->channel && (fds[3] = make_channel(report_fd)) < 0)
+		guest_fail(ISO_STAGE_CREDENTIALS, -fds[3], "channel");
 	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
@@ -219,6 +244,11 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 		if (w < 0 && errno == ECHILD)
 			reaper_fail(report_fd, ISO_STAGE_EXEC, ECHILD, "guest vanished");
 	}
+	/* Everything the guest left in its namespace, killed and reaped: the
+	 * report then means that no process of the guest's uid is left. */
+	(void)kill(-1, SIGKILL);
+	while (wait4(-1, NULL, 0, NULL) >= 0 || errno == EINTR)
+		;
 	if (deadline_passed) {
 		rep.outcome = ISO_OUTCOME_TIMED_OUT;
 		rep.code = SIGKILL;
@@ -281,21 +311,6 @@ static void reaper_fds(const struct iso_spawn_ctx *ctx, const struct iso_plan *p
 	close_all_but(keep, n);
 }
 
-/* As the guest, so that SO_PEERCRED on either end names its uid, gid and
- * this pid, never root: make the channel and send the caller's end to the
- * helper. Returns the guest's end, or -errno. */
-static int make_channel(int report_fd)
-{
-	static const char sent = CHANNEL_SENT;
-	int chan[2];
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
-		return -errno;
-	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
-		return -errno;
-	close(chan[0]);
-	return chan[1];
-}
 
 /*
  * pid 1 of the guest's namespaces, still root: its own descriptors, the
@@ -321,6 +336,11 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * lost. */
 	sigemptyset(&none);
 	reaper_fds(ctx, plan, report_fd, -1);
+	/* Root in all three uids (the helper's real uid is its caller's): the
+	 * caller can neither signal nor stop its guests' reapers, nor can a
+	 * guest (another uid). */
+	if (setresuid(0, 0, 0) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, errno, "setresuid(0)");
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
@@ -339,23 +359,19 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * low descriptors free. */
 	if (prog < 4 && (prog = fcntl(prog, F_DUPFD_CLOEXEC, 4)) < 0)
 		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
-	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -rc, why);
-	/* Set after the drop (a credential change clears it); then make
+	/* Set after world_enter() (its fsuid changes clear it); then make
 	 * sure the helper did not already die in between. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
 	    poll(&parent, 1, 0) != 0)
 		_exit(1);
-	const int channel_fd = plan->channel ? make_channel(report_fd) : -1;
-
-	if (plan->channel && channel_fd < 0)
-		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, -channel_fd, "channel");
-	/* Returns once the guest has exec'd or given up. */
+	/* Returns once the guest has exec'd or given up. The reaper itself
+	 * stays root: once the guest's last process is gone, nothing of its
+	 * uid is left, and its end can be told before the namespaces go. */
 	pid = vfork();
 	if (pid < 0)
 		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
 	if (pid == 0)
-		guest_main(ctx, plan, prog, channel_fd, envp);
+		guest_main(ctx, plan, uid, prog, report_fd, envp);
 	guest_pid = pid;
 	reaper_signals();
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -392,8 +408,8 @@ static void final_env(const struct iso_plan *plan, int channel,
  * serves one guest: it carries nothing from one to the next (fresh
  * namespaces, a uid given back clean, only the helper's own memory).
  */
-static noreturn void spare_main(const struct iso_spawn_ctx *ctx, uid_t uid,
-				int request_fd, int report_fd)
+static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
+				int report_fd)
 {
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg msg;
@@ -404,12 +420,16 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, uid_t uid,
 	size_t nfds = 0;
 	unsigned seen;
 	ssize_t len;
+	uid_t uid;
 	int rc;
 
 	plan.stdio[0] = plan.stdio[1] = plan.stdio[2] = -1;
 	reaper_fds(ctx, &plan, report_fd, request_fd);
+	/* The uid the helper leased for the guest, then the request. End of
+	 * file: the connection ends before a guest came. */
+	if (recv(request_fd, &uid, sizeof(uid), 0) != sizeof(uid))
+		_exit(0);
 	len = iso_recv_fds(request_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
-	/* End of file: the connection ends before a guest came. */
 	if (len <= 0)
 		_exit(0);
 	if ((rc = iso_wire_decode(buf, (size_t)len, &msg, why, sizeof(why))) < 0 ||
@@ -465,7 +485,7 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	if (pid == 0 && plan)
 		reaper_main(ctx, plan, uid, (char *const *)envp, report[1]);
 	if (pid == 0)
-		spare_main(ctx, uid, request[1], report[1]);
+		spare_main(ctx, request[1], report[1]);
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	iso_close_fds(&report[1], 1);
@@ -478,6 +498,7 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx,
 	child->pid = (pid_t)pid;
 	child->pidfd = pidfd;
 	child->report_fd = report[0];
+	child->reported = 0;
 	child->request_fd = request[0];
 	return 0;
 }
@@ -545,42 +566,64 @@ static int take_channel(int report_fd, int *chan, char *why, size_t n)
 	return 0;
 }
 
+/* The unused spare goes: its request socket closed, it exits at once. */
+static void drop_spare(struct iso_spawn_ctx *ctx)
+{
+	iso_close_fds(&ctx->spare.request_fd, 1);
+	while (waitpid(ctx->spare.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(ctx->spare.pidfd);
+	close(ctx->spare.report_fd);
+	ctx->spare.pid = 0;
+}
+
+/* Hand the spare its guest: the uid, then the request with its stdio. 0,
+ * or -errno (a spare that went: killed, say). */
+static int use_spare(struct iso_spawn_ctx *ctx, uid_t uid, const void *request,
+		     size_t len, const int *stdio, struct iso_child *child)
+{
+	int fds[3], nfds = 0;
+
+	for (int i = 0; i < 3; i++)
+		if (stdio[i] >= 0)
+			fds[nfds++] = stdio[i];
+	if (send(ctx->spare.request_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
+	    iso_send_fds(ctx->spare.request_fd, request, len, 0, fds, (size_t)nfds) < 0) {
+		drop_spare(ctx);
+		return -EPIPE;
+	}
+	iso_close_fds(&ctx->spare.request_fd, 1);
+	child->pid = ctx->spare.pid;
+	child->pidfd = ctx->spare.pidfd;
+	child->report_fd = ctx->spare.report_fd;
+	child->reported = 0;
+	ctx->spare.pid = 0;
+	return 0;
+}
+
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		const void *request, size_t len, struct iso_child *child,
 		int *client_chan, char *why, size_t n)
 {
 	struct iso_wire_exited gone;
-	int rc = -1, fds[3], nfds = 0, slot;
+	int rc, slot;
 
 	*client_chan = -1;
 	slot = caller_slot_take(ctx->caller, ctx->confine->rule->guests_max, why, n);
 	if (slot < 0)
 		return slot;
-	for (int i = 0; i < 3; i++)
-		if (plan->stdio[i] >= 0)
-			fds[nfds++] = plan->stdio[i];
-	if (ctx->spare.pid > 0) {
-		*child = ctx->spare;
-		ctx->spare.pid = 0;
-		rc = (int)iso_send_fds(child->request_fd, request, len, 0, fds, (unsigned)nfds);
-		iso_close_fds(&child->request_fd, 1);
-		/* A spare that went (killed, say) is replaced, not reported. */
-		if (rc < 0)
-			spawn_end(ctx, child, 0, &gone);
+	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
+		close(slot);
+		return rc;
 	}
+	rc = world_lease(ctx->world, child->lease.uid, why, n);
+	if (rc == 0 && (ctx->spare.pid == 0 ||
+			use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0))
+		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
 	if (rc < 0) {
-		if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
-			close(slot);
-			return rc;
-		}
-		rc = world_lease(ctx->world, child->lease.uid, why, n);
-		if (rc == 0)
-			rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
-		if (rc < 0) {
-			lease_put(ctx, &child->lease);
-			close(slot);
-			return rc;
-		}
+		lease_put(ctx, &child->lease);
+		close(slot);
+		return rc;
 	}
 	child->slot_fd = slot;
 	if (plan->channel && (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
@@ -596,14 +639,8 @@ void spawn_spare(struct iso_spawn_ctx *ctx)
 {
 	char why[256];
 
-	if (ctx->spare.pid > 0 || lease_get(ctx, &ctx->spare.lease, why, sizeof(why)) < 0)
-		return;
-	ctx->spare.slot_fd = -1;
-	if (world_lease(ctx->world, ctx->spare.lease.uid, why, sizeof(why)) < 0 ||
-	    clone_reaper(ctx, NULL, ctx->spare.lease.uid, &ctx->spare, why, sizeof(why)) < 0) {
-		lease_put(ctx, &ctx->spare.lease);
+	if (ctx->spare.pid == 0 && clone_reaper(ctx, NULL, 0, &ctx->spare, why, sizeof(why)) < 0)
 		ctx->spare.pid = 0;
-	}
 }
 
 /* Read and check the reaper's report; 0, or -EIO when there is none. */
@@ -621,52 +658,76 @@ static int read_report(int report_fd, struct iso_report *rep)
 	return 0;
 }
 
+/* The report into *ex, logging a failure to start. */
+static void take_report(const struct iso_child *child, uint32_t id,
+			const struct iso_report *rep, struct iso_wire_exited *ex)
+{
+	char qwhy[4 * sizeof(rep->reason)];
+
+	if (rep->outcome == ISO_OUTCOME_FAILED) {
+		log_quote(qwhy, sizeof(qwhy), rep->reason);
+		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
+		       id, (unsigned)child->lease.uid, iso_stage_name(rep->stage),
+		       rep->code, qwhy);
+	}
+	ex->outcome = rep->outcome;
+	ex->code = (uint32_t)rep->code;
+	ex->stage = rep->stage;
+	ex->user_us = rep->user_us;
+	ex->sys_us = rep->sys_us;
+	ex->maxrss_kib = rep->maxrss_kib;
+}
+
+int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
+		 struct iso_wire_exited *ex)
+{
+	struct iso_report rep;
+
+	if (read_report(child->report_fd, &rep) < 0)
+		return -EIO;
+	take_report(child, id, &rep, ex);
+	child->reported = 1;
+	/* The reaper killed and reaped all of its namespace before it wrote
+	 * this (it is root's, so nothing of the uid is left): the uid may
+	 * serve the next guest while the namespaces are torn down. */
+	lease_put(ctx, &child->lease);
+	return 0;
+}
+
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex)
 {
 	struct iso_report rep;
 	struct rusage ru = { 0 };
-	char qwhy[4 * sizeof(rep.reason)];
 	int status = 0;
 
 	while (wait4(child->pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
-	if (read_report(child->report_fd, &rep) < 0) {
+	if (child->reported) {
+		/* Told already (spawn_report). */
+	} else if (read_report(child->report_fd, &rep) == 0) {
+		take_report(child, id, &rep, ex);
+	} else {
 		/* The reaper died without a report: killed, with its guest,
 		 * by a kill request, the client's going or the OOM killer. */
 		rep.outcome = ISO_OUTCOME_SIGNALED;
 		rep.code = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
 		rep.stage = ISO_STAGE_NONE;
 		take_usage(&ru, &rep);
-	} else if (rep.outcome == ISO_OUTCOME_FAILED) {
-		log_quote(qwhy, sizeof(qwhy), rep.reason);
-		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
-		       id, (unsigned)child->lease.uid, iso_stage_name(rep.stage),
-		       rep.code, qwhy);
+		take_report(child, id, &rep, ex);
 	}
-	ex->outcome = rep.outcome;
-	ex->code = (uint32_t)rep.code;
-	ex->stage = rep.stage;
-	ex->user_us = rep.user_us;
-	ex->sys_us = rep.sys_us;
-	ex->maxrss_kib = rep.maxrss_kib;
 	close(child->pidfd);
 	close(child->report_fd);
-	lease_put(ctx, &child->lease);
+	if (!child->reported)
+		lease_put(ctx, &child->lease);
 	/* Its whole namespace is gone: the caller's slot is free again. */
 	close(child->slot_fd);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
-	struct iso_wire_exited gone;
-
-	/* Its request socket closed, an unused spare exits at once. */
-	if (ctx->spare.pid > 0) {
-		iso_close_fds(&ctx->spare.request_fd, 1);
-		spawn_end(ctx, &ctx->spare, 0, &gone);
-		ctx->spare.pid = 0;
-	}
+	if (ctx->spare.pid > 0)
+		drop_spare(ctx);
 	while (ctx->nidle > 0)
 		lease_release(&ctx->idle[--ctx->nidle]);
 }

@@ -28,6 +28,7 @@ struct iso_child {
 	int request_fd;	/* a spare's: where its request goes, or -1 */
 	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
 	int slot_fd;	/* one of the caller's slots (caller_slot_take), or -1 */
+	int reported;	/* its end read (spawn_report), the reaper not yet gone */
 };
 
 struct iso_spawn_ctx {
@@ -38,7 +39,8 @@ struct iso_spawn_ctx {
 	uid_t caller;	  /* whose live guests count against the rule's 'guests' */
 	struct iso_lease idle[ISO_IDLE_LEASES];
 	size_t nidle;
-	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none) */
+	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
+				   * no lease nor slot until it has one */
 };
 
 /* Once per connection: what every spawn needs. `confine` and `world` are
@@ -64,9 +66,20 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 void spawn_spare(struct iso_spawn_ctx *ctx);
 
 /*
+ * The reaper's report is readable (child->report_fd): the guest and every
+ * process it left are gone, though the reaper and the guest's namespaces
+ * may still be going. Say how the guest ended in *ex (outcome, code,
+ * stage, usage; not wall_us or limit_hit), give its uid back, and return
+ * 0; or -EIO when the reaper died without a report (spawn_end() says what
+ * it can).
+ */
+int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
+		 struct iso_wire_exited *ex);
+
+/*
  * The reaper has exited, or was killed: wait for it, say how the guest
- * ended in *ex (outcome, code, stage, usage; not wall_us or limit_hit), and
- * give back what spawn_start() took. `id` names the request in the log.
+ * ended in *ex unless spawn_report() did, and give back what spawn_start()
+ * took. `id` names the request in the log.
  */
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex);
