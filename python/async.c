@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 typedef struct {
@@ -256,7 +255,7 @@ static WatcherObject *watcher_new(ConnObject *c, PyObject *loop)
 	if (w->pending == NULL)
 		goto fail;
 	w->fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 3);
-	w->waiter.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->waiter.efd = new_efd();
 	if (w->fd < 0 || w->waiter.efd < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto fail;

@@ -8,8 +8,10 @@
 #include "pyiso.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -92,6 +94,41 @@ static int readable_now(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
+int stdio_guard(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int null;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* The lowest free number: fd itself, as those below are open. */
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0)
+			return -1;
+		if (null != fd) {
+			close(null);
+			errno = EBADF;
+			return -1;
+		}
+		/* An inherited stdio descriptor must survive exec, as the one it
+		 * stands for would have. */
+		if (fcntl(fd, F_SETFD, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int new_efd(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), high;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high;
+}
+
 /* Make an eventfd readable. It cannot fail but with EAGAIN, when the
  * counter is full, which already says "look again". */
 void efd_signal(int efd)
@@ -148,8 +185,11 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 	}
 	/* Only a call that found something to read can have collected
 	 * another guest's end: waking the others then, and only then,
-	 * cannot set off an endless round of wake-ups. */
-	was_readable = readable_now(c->fd);
+	 * cannot set off an endless round of wake-ups. Alone, nobody needs
+	 * waking (who registers later collects first), nor the look. */
+	was_readable = (c->waiters != NULL &&
+			(c->waiters != self || self->next != NULL)) &&
+		       readable_now(c->fd);
 	rc = iso_wait(g->guest, 0);
 	if (rc < 0)
 		failure_set(f, rc, iso_last_error());
@@ -170,6 +210,57 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 	return 0;
 }
 
+/* Each waiting thread's eventfd, made once and closed when the thread
+ * ends: a wait costs no eventfd() and close(). A count left from an
+ * earlier wait costs one look more, no more. A forked child makes its own
+ * (the copy it inherited is the parent's eventfd, shared). */
+struct thread_efd {
+	pid_t pid;
+	int fd;
+};
+static pthread_key_t efd_key;
+static pthread_once_t efd_once = PTHREAD_ONCE_INIT;
+static int efd_key_ok;
+
+static void close_thread_efd(void *p)
+{
+	struct thread_efd *t = p;
+
+	close(t->fd);
+	free(t);
+}
+
+static void make_efd_key(void)
+{
+	efd_key_ok = pthread_key_create(&efd_key, close_thread_efd) == 0;
+}
+
+static int thread_efd(void)
+{
+	struct thread_efd *t;
+
+	pthread_once(&efd_once, make_efd_key);
+	if (!efd_key_ok)
+		return -1;
+	t = pthread_getspecific(efd_key);
+	if (t != NULL && t->pid == getpid())
+		return t->fd;
+	if (t != NULL)
+		close(t->fd); /* the parent's, inherited */
+	else if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -1;
+	t->pid = getpid();
+	t->fd = new_efd();
+	if (t->fd < 0 || pthread_setspecific(efd_key, t) != 0) {
+		if (t->fd >= 0)
+			close(t->fd);
+		free(t);
+		pthread_setspecific(efd_key, NULL);
+		return -1;
+	}
+	return t->fd;
+}
+
 int guest_wait_nogil(GuestObject *g, const struct timespec *deadline,
 		     struct failure *f)
 {
@@ -177,9 +268,9 @@ int guest_wait_nogil(GuestObject *g, const struct timespec *deadline,
 	struct waiter self;
 	int rc;
 
-	self.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	self.efd = thread_efd();
 	if (self.efd < 0) {
-		failure_set(f, -errno, "eventfd for a waiting thread");
+		failure_set(f, -EMFILE, "no eventfd for a waiting thread");
 		return f->rc;
 	}
 	conn_lock(c);
@@ -208,7 +299,6 @@ int guest_wait_nogil(GuestObject *g, const struct timespec *deadline,
 	conn_lock(c);
 	waiter_remove_locked(c, &self);
 	conn_unlock(c);
-	close(self.efd);
 	return rc;
 }
 
@@ -238,8 +328,12 @@ static PyObject *conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 		goto fail;
 	}
 	c->lock_ready = 1;
-	c->close_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->close_efd = new_efd();
 	if (c->close_efd < 0) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		goto fail;
+	}
+	if (stdio_guard() < 0) {
 		PyErr_SetFromErrno(PyExc_OSError);
 		goto fail;
 	}
@@ -437,7 +531,10 @@ PyDoc_STRVAR(spawn_doc,
 "         what the policy allows.\n"
 "stdin, stdout, stderr  None (inherit this process's), a file object or\n"
 "         descriptor, PIPE (then guest.stdin/stdout/stderr are binary files),\n"
-"         DEVNULL, or for stderr STDOUT.\n"
+"         DEVNULL, or for stderr STDOUT. Of 0, 1 and 2, one this process has\n"
+"         closed is first opened on /dev/null, so that no descriptor of\n"
+"         isospawn's own (a helper's socket) can take its number and reach\n"
+"         the guest.\n"
 "channel  give the guest a message channel (guest.send()/recv(); in the\n"
 "         guest, isospawn.guest.channel()).\n"
 "\n"

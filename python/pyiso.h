@@ -124,6 +124,13 @@ ConnObject *pyiso_default_conn(void);
 extern PyObject *pyiso_await_fn;
 
 /* conn.c */
+/* Open /dev/null on each of descriptors 0, 1 and 2 that is closed, so
+ * that no descriptor the library or this module makes can take its number
+ * and reach a guest as inherited stdio (a helper's socket would let the
+ * guest spawn as the caller). 0, or -1 with errno set. */
+int stdio_guard(void);
+/* A non-blocking, close-on-exec eventfd numbered above 2, or -1. */
+int new_efd(void);
 /* Lock and unlock conn->lock; call without the GIL. */
 void conn_lock(ConnObject *c);
 void conn_unlock(ConnObject *c);

@@ -317,11 +317,6 @@ static int add_paths(iso_spec *spec, PyObject *paths, const char *what,
 	return rc < 0 ? -1 : 0;
 }
 
-/* An inherited descriptor, or -1 (/dev/null) when it is not open. */
-static int inherit(int fd)
-{
-	return fcntl(fd, F_GETFD) < 0 ? -1 : fd;
-}
 
 /* The guest's descriptor i from the argument; pipes are made here. */
 static int stdio_fd(struct spawn_request *req, int i, PyObject *arg,
@@ -330,7 +325,7 @@ static int stdio_fd(struct spawn_request *req, int i, PyObject *arg,
 	long v;
 
 	if (arg == Py_None) {
-		*fd = inherit(i);
+		*fd = i; /* inherited: open, if only on /dev/null (stdio_guard) */
 		return 0;
 	}
 	if (PyLong_Check(arg)) {
@@ -454,6 +449,12 @@ int spawn_request_build(struct spawn_request *req, PyObject *args,
 
 	for (int i = 0; i < 3; i++)
 		req->parent_fds[i] = req->child_fds[i] = -1;
+	/* Before any pipe is made, and so that a closed stdio descriptor is
+	 * inherited as /dev/null, never as one of ours. */
+	if (stdio_guard() < 0) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		return -1;
+	}
 	rc = iso_spec_new(&req->spec);
 	if (rc < 0) {
 		PyErr_NoMemory();

@@ -189,6 +189,25 @@ def test_capture_of_10_mib_does_not_deadlock():
     assert done.stderr == b"done"
 
 
+def test_closed_stdin_is_inherited_as_dev_null_never_as_ours():
+    # A caller whose fd 0 is closed: what isospawn opens itself (the helper
+    # socket, eventfds, pipes) must not reach the guest as its stdin.
+    done = subprocess.run([PY, "-c", textwrap.dedent("""
+        import os, isospawn
+        os.close(0)
+        conn = isospawn.Connection()
+        g = conn.spawn(["/usr/bin/true"])
+        g.wait()  # a waiting thread's eventfd exists from here on
+        os.close(0)
+        out = conn.run([sys_python, "-c",
+                        "import os; print(os.readlink('/proc/self/fd/0'), "
+                        "repr(os.read(0, 10)))"], capture_output=True)
+        print(out.stdout.decode(), end="")
+        """).replace("sys_python", repr(PY))],
+        capture_output=True, text=True, timeout=60)
+    assert done.stdout == "/dev/null b''\n", done.stderr
+
+
 def test_stderr_to_stdout_and_devnull():
     done = isospawn.run(py("import sys; print('out'); "
                            "print('err', file=sys.stderr)"),
