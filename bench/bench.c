@@ -1124,12 +1124,17 @@ static void print_targets(struct summary (*r)[2])
 			     *cli = result_of(r, '4'), *bw = result_of(r, '5'),
 			     *lu = result_of(r, 'l'), *lr = result_of(r, 'L');
 
+	int library = ps->measured && lib->measured;
+	int command = cli->measured && bw->measured && lu->measured && lr->measured;
+
+	if (!library && !command)
+		return;
 	printf("Targets in this run:\n\n");
-	if (ps->measured && lib->measured)
+	if (library)
 		printf("- library warm spawn+wait (3) against posix_spawn+waitpid (1): "
 		       "median %.2f×, p90 %.2f× (target ≤ 1.5×)\n",
 		       lib->median_us / ps->median_us, lib->p90_us / ps->p90_us);
-	if (cli->measured && bw->measured && lu->measured && lr->measured)
+	if (command)
 		printf("- CLI (4) against bwrap (5), each net of its launcher (l, L): "
 		       "%.0f µs against %.0f µs, %.2f× (target ≤ 0.7×)\n",
 		       net(cli, lu), net(bw, lr), net(cli, lu) / net(bw, lr));
