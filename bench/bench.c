@@ -63,7 +63,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13n24m567psaegxc" /* g: live guests, x: scaling */
+#define ALL_MODES "lL13n24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -201,32 +201,44 @@ static void time_runs(run_fn run, const void *ctx, unsigned n,
 	free(us);
 }
 
-/* time_runs() of two contexts, alternating run by run, so that on a
- * machine others share both see the same moments: s[0] gets a's, s[1]
- * b's. */
+/* One program of a round: what runs it, and its context. */
+struct turn {
+	run_fn run;
+	const void *ctx;
+};
+
+/* time_runs() of k programs in turn, run by run, so that on a machine
+ * others share all see the same moments: s[j] gets turn j's. */
+static void time_rounds(const struct turn *t, size_t k, unsigned n,
+			struct summary *s)
+{
+	double *us = calloc(k * (size_t)n, sizeof(*us)), t0;
+	int i;
+	size_t j = 0;
+
+	for (i = -WARMUP; us && i < (int)n; i++) {
+		for (j = 0; j < k; j++) {
+			t0 = now_us();
+			if (t[j].run(t[j].ctx, &s[j]) < 0)
+				break;
+			if (i >= 0)
+				us[j * n + (unsigned)i] = now_us() - t0;
+		}
+		if (j < k)
+			break;
+	}
+	for (j = 0; us && i == (int)n && j < k; j++)
+		summarize(us + j * n, n, &s[j]);
+	free(us);
+}
+
+/* time_rounds() of two contexts of one run_fn: s[0] gets a's, s[1] b's. */
 static void time_pair(run_fn run, const void *a, const void *b, unsigned n,
 		      struct summary s[2])
 {
-	double *us = calloc(2 * (size_t)n, sizeof(*us)), t0;
-	int i;
+	const struct turn t[2] = { { run, a }, { run, b } };
 
-	for (i = -WARMUP; us && i < (int)n; i++) {
-		t0 = now_us();
-		if (run(a, &s[0]) < 0)
-			break;
-		if (i >= 0)
-			us[i] = now_us() - t0;
-		t0 = now_us();
-		if (run(b, &s[1]) < 0)
-			break;
-		if (i >= 0)
-			us[n + (unsigned)i] = now_us() - t0;
-	}
-	if (us && i == (int)n) {
-		summarize(us, n, &s[0]);
-		summarize(us + n, n, &s[1]);
-	}
-	free(us);
+	time_rounds(t, 2, n, s);
 }
 
 /* Become uid (gid = uid, no supplementary groups) for good, with the test
@@ -651,8 +663,8 @@ static int run_command(const struct mode *m, int err_fd, const char *what,
 		posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
 	else
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawn(&pid, tool_path, &fa, NULL, (char *const *)m->argv,
-			 (char *const *)envp);
+	rc = posix_spawn(&pid, m->argv[0][0] == '/' ? m->argv[0] : tool_path, &fa, NULL,
+			 (char *const *)m->argv, (char *const *)envp);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc == 0 && waitpid(pid, &status, 0) < 0) /* no handlers: no EINTR */
 		rc = errno;
@@ -838,6 +850,62 @@ static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n,
 
 #define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
+/* The targets, each measured in turn with what it is measured against, so
+ * that on a machine others share both see the same moments. */
+
+/* t (uid 65534): posix_spawn+waitpid (s[0]), then spawn+wait through a
+ * warm connection (s[1]), round after round. */
+static void measure_target_library(const struct mode *m, unsigned n,
+				   struct summary *s)
+{
+	struct library_ctx lib;
+	struct turn t[2] = { { run_posix_spawn, NULL }, { run_library, &lib } };
+
+	if (library_open(m, &lib, s) == 0)
+		time_rounds(t, 2, n, s);
+	library_close(&lib);
+}
+
+static int run_command_turn(const void *ctx, struct summary *s)
+{
+	return run_command(ctx, -1, "a run failed", s);
+}
+
+#define AS_CALLER "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"
+
+/* T (root): /bin/true as root (s[0]), bwrap (s[1]), /bin/true as the
+ * caller (s[2]), the CLI as the caller (s[3]), round after round; each
+ * command started the same way, the caller's through setpriv(1). */
+static void measure_target_cli(const struct mode *m, unsigned n,
+			       struct summary *s)
+{
+	static char bwrap[4096];
+	const char *const bwrap_argv[] = { bwrap, "--ro-bind", "/", "/", "--unshare-all",
+					   "/bin/true", NULL };
+	const struct mode cmd[4] = {
+		{ 'T', "", 0, NULL, ARGV("/bin/true"), NULL },
+		{ 'T', "", 0, NULL, bwrap_argv, NULL },
+		{ 'T', "", 0, NULL, ARGV(AS_CALLER, "/bin/true"), NULL },
+		{ 'T', "", 0, NULL, ARGV(AS_CALLER, T_CLI, "--", "/bin/true"),
+		  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
+	};
+	struct turn t[4];
+
+	(void)m;
+	if (find_program("bwrap") < 0 || access(cmd[2].argv[0], X_OK) < 0) {
+		note(s, "skipped: bwrap or %s is not installed", cmd[2].argv[0]);
+		return;
+	}
+	strlcpy(bwrap, tool_path, sizeof(bwrap));
+	for (int i = 0; i < 4; i++) {
+		t[i].run = run_command_turn;
+		t[i].ctx = &cmd[i];
+		if (run_command(&cmd[i], -1, "skipped: a first run failed", s) < 0)
+			return;
+	}
+	time_rounds(t, 4, n, s);
+}
+
 /* The big request's argv and overrides, filled in by main(). */
 static const char *big_argv[BIG_ARGC + 1];
 static const char *big_env[BIG_OVERRIDES + 1];
@@ -878,6 +946,11 @@ static const struct mode modes[] = {
 	  big_argv, NULL },
 	{ 'e', "as 3, 128 overrides of 1,000-byte values", T_CALLER,
 	  measure_library, NULL, big_env },
+	/* In-turn targets: not rows of the table (print_targets). */
+	{ 't', "targets: posix_spawn, then the library, in turn (uid 65534)", T_CALLER,
+	  measure_target_library, NULL, NULL },
+	{ 'T', "targets: true, bwrap, true and the CLI as uid 65534, in turn (root)", 0,
+	  measure_target_cli, NULL, NULL },
 	{ 'c', "isospawn channel: probe echo, default confinement", T_CALLER,
 	  measure_channel_iso, NULL, NULL },
 	{ 'c', "socketpair: the same probe, started by the caller", T_CALLER,
@@ -895,7 +968,7 @@ static const struct mode live_mode = {
 
 /* Everything the measuring children write, in memory shared with them. */
 struct results {
-	struct summary mode[MODES][2];
+	struct summary mode[MODES][4];
 	struct summary live[COUNT(guest_counts)];
 	struct summary scale[sizeof(SCALED_MODES) - 1][COUNT(client_counts)][16];
 	double scale_total[sizeof(SCALED_MODES) - 1][COUNT(client_counts)];
@@ -1054,7 +1127,7 @@ static double net(const struct summary *tool, const struct summary *launcher)
 	return tool->median_us - launcher->median_us;
 }
 
-static const struct summary *result_of(struct summary (*r)[2], char key)
+static const struct summary *result_of(struct summary (*r)[4], char key)
 {
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
 		if (modes[i].key == key)
@@ -1074,7 +1147,13 @@ static void print_ratio(const struct summary *x, const struct summary *y,
 	       100 * (x->p90_us / y->p90_us - 1));
 }
 
-static void print_spawn_table(struct summary (*r)[2], const char *which)
+/* The targets measured in turn are not rows of the spawn table. */
+static int in_turn(char key)
+{
+	return key == 't' || key == 'T';
+}
+
+static void print_spawn_table(struct summary (*r)[4], const char *which)
 {
 	const struct summary *base = r[0];
 	char ratio[32];
@@ -1082,7 +1161,7 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	printf("| mode | median µs | p90 µs | ratio to posix_spawn |\n"
 	       "|---|---:|---:|---:|\n");
 	for (size_t i = 0; i < CHANNEL_ISO; i++) {
-		if (!strchr(which, modes[i].key))
+		if (!strchr(which, modes[i].key) || in_turn(modes[i].key))
 			continue;
 		snprintf(ratio, sizeof(ratio), "%.2f", base->measured && r[i]->measured
 			 ? r[i]->median_us / base->median_us : 0.0);
@@ -1117,25 +1196,61 @@ static void print_spawn_table(struct summary (*r)[2], const char *which)
 	printf("\n");
 }
 
-/* The two targets, from the rows above. */
-static void print_targets(struct summary (*r)[2])
+/* One row of the in-turn table, and its CSV row. */
+static void turn_row(char key, const char *label, const struct summary *x)
+{
+	if (x->measured)
+		printf("| %s | %.0f | %.0f |\n", label, x->median_us, x->p90_us);
+	else
+		printf("| %s | — | — |\n", label);
+	csv_row("turns", key, "", x, "", "", label);
+}
+
+/* The issue's two targets: measured in turn (t, T) when they ran, else
+ * from the rows above (separate blocks of runs). */
+static void print_targets(struct summary (*r)[4])
 {
 	const struct summary *ps = result_of(r, '1'), *lib = result_of(r, '3'),
 			     *cli = result_of(r, '4'), *bw = result_of(r, '5'),
-			     *lu = result_of(r, 'l'), *lr = result_of(r, 'L');
+			     *lu = result_of(r, 'l'), *lr = result_of(r, 'L'),
+			     *t = result_of(r, 't'), *T = result_of(r, 'T');
+	int turns = t[1].measured || T[3].measured;
 
+	if (turns) {
+		printf("Targets, each measured in turn with what it is measured against "
+		       "(one run of each after the other, round after round):\n\n"
+		       "| in turn | median µs | p90 µs |\n|---|---:|---:|\n");
+		turn_row('t', "t. posix_spawn + waitpid (uid 65534)", &t[0]);
+		turn_row('t', "t. libisospawn, warm helper, default confinement (uid 65534)", &t[1]);
+		turn_row('T', "T. launcher alone: /bin/true (root)", &T[0]);
+		turn_row('T', "T. bwrap --ro-bind / / --unshare-all (root)", &T[1]);
+		turn_row('T', "T. launcher alone: setpriv to uid 65534, /bin/true", &T[2]);
+		turn_row('T', "T. setpriv to uid 65534, isospawn -- /bin/true", &T[3]);
+		printf("\n");
+		for (int i = 0; i < 4; i++)
+			if (T[i].note[0] && !T[3].measured)
+				printf("- T: %s\n", T[i].note);
+		if (t[0].note[0] && !t[1].measured)
+			printf("- t: %s\n", t[0].note);
+		ps = &t[0];
+		lib = &t[1];
+		lr = &T[0];
+		bw = &T[1];
+		lu = &T[2];
+		cli = &T[3];
+	}
 	int library = ps->measured && lib->measured;
 	int command = cli->measured && bw->measured && lu->measured && lr->measured;
 
 	if (!library && !command)
 		return;
-	printf("Targets in this run:\n\n");
+	printf("Targets in this run (%s):\n\n", turns ? "in turn" : "separate blocks of runs");
 	if (library)
-		printf("- library warm spawn+wait (3) against posix_spawn+waitpid (1): "
+		printf("- library warm spawn+wait against posix_spawn+waitpid: "
 		       "median %.2f×, p90 %.2f× (target ≤ 1.5×)\n",
 		       lib->median_us / ps->median_us, lib->p90_us / ps->p90_us);
 	if (command)
-		printf("- CLI (4) against bwrap (5), each net of its launcher (l, L): "
+		printf("- CLI against bwrap, each net of its launcher: "
 		       "%.0f µs against %.0f µs, %.2f× (target ≤ 0.7×)\n",
 		       net(cli, lu), net(bw, lr), net(cli, lu) / net(bw, lr));
 	printf("\n");
@@ -1207,7 +1322,7 @@ static void print_scaling_table(const struct results *res, double window_s)
 	printf("\n");
 }
 
-static void print_channel_table(struct summary (*r)[2])
+static void print_channel_table(struct summary (*r)[4])
 {
 	const struct summary *iso = r[CHANNEL_ISO], *pair = r[CHANNEL_PAIR];
 	char value[32];
@@ -1376,7 +1491,8 @@ int main(int argc, char **argv)
 	if (strchr(which, 'c'))
 		print_channel_table(res->mode);
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
-		if (res->mode[i][0].measured && res->mode[i][0].median_us > 0)
+		if (!in_turn(modes[i].key) && res->mode[i][0].measured &&
+		    res->mode[i][0].median_us > 0)
 			csv_samples_of(modes[i].key, "", &samples[i * n], n);
 	for (size_t i = 0; i < COUNT(guest_counts); i++) {
 		snprintf(x, sizeof(x), "%u", guest_counts[i]);
