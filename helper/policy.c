@@ -702,6 +702,9 @@ static int parse_more(const char *text, size_t len, const char *name, int check,
 	if (rc == 0 && p.rule != NULL)
 		rc = fail(&p, "expected '}' to close the rule opened at line %u, got end of file",
 			  p.rule->line);
+	/* A main file is whole here, with its drop-ins: check its pools. */
+	if (rc == 0 && may_include)
+		rc = pools_without_accounts(out, why, n);
 	if (rc < 0)
 		policy_free(out);
 	return rc;
@@ -710,11 +713,8 @@ static int parse_more(const char *text, size_t len, const char *name, int check,
 int policy_parse(const char *text, size_t len, const char *name, struct iso_policy *out,
 		 char *why, size_t n)
 {
-	int rc;
-
 	*out = (struct iso_policy){ 0 };
-	rc = parse_more(text, len, name, 1, 1, out, why, n);
-	return rc < 0 ? rc : pools_without_accounts(out, why, n);
+	return parse_more(text, len, name, 1, 1, out, why, n);
 }
 
 /* ---- The file ---- */
@@ -843,11 +843,8 @@ int policy_dropins(const char *dir, struct dirent ***list, char *why, size_t n)
 
 int policy_load(const char *path, struct iso_policy *out, char *why, size_t n)
 {
-	int rc;
-
 	*out = (struct iso_policy){ 0 };
-	rc = policy_add_file(path, 1, 1, out, why, n);
-	return rc < 0 ? rc : pools_without_accounts(out, why, n);
+	return policy_add_file(path, 1, 1, out, why, n);
 }
 
 /* ---- Matching ---- */
