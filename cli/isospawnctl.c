@@ -338,7 +338,9 @@ static void read_rows(struct rows *rows)
 	} else if (errno != ENOENT) {
 		die(EXIT_PROBLEM, "%s: %s", ISO_LEASE_DIR, strerror(errno));
 	}
-	qsort(rows->v, rows->n, sizeof(*rows->v), by_id);
+	/* qsort's array may not be NULL, even with nothing to sort. */
+	if (rows->n > 0)
+		qsort(rows->v, rows->n, sizeof(*rows->v), by_id);
 }
 
 static void free_rows(struct rows *rows)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -205,9 +206,18 @@ ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
 
 			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
 			if (rights && *nfds < want && *nfds < ISO_FDS_MAX)
-				fds[(*nfds)++] = fd;
+				fds[(*nfds)++] = iso_fd_above_stdio(fd);
 			else
 				close(fd);
+		}
+	}
+	for (size_t i = 0; i < *nfds; i++) {
+		if (fds[i] < 0) {
+			int err = -fds[i];
+
+			iso_close_fds(fds, *nfds);
+			*nfds = 0;
+			return -err;
 		}
 	}
 	if (mh.msg_flags & MSG_TRUNC)
@@ -215,6 +225,19 @@ ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
 	if (mh.msg_flags & MSG_CTRUNC)
 		*seen |= ISO_RECV_CTRUNC;
 	return len;
+}
+
+int iso_fd_above_stdio(int fd)
+{
+	int high;
+
+	if (fd > STDERR_FILENO)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (high < 0)
+		high = -errno;
+	close(fd);
+	return high;
 }
 
 void iso_close_fds(const int *fds, size_t n)

@@ -83,12 +83,22 @@ ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
  * ISO_FDS_MAX) descriptors of its SCM_RIGHTS, close-on-exec, into fds;
  * *nfds says how many. Every other descriptor that arrived - past `want`,
  * or in another control message such as SCM_PIDFD - is closed before this
- * returns, so a sender cannot leave one behind. *seen gets ISO_RECV_* bits.
+ * returns, so a sender cannot leave one behind. Kept descriptors are never
+ * 0-2 (iso_fd_above_stdio()). *seen gets ISO_RECV_* bits.
  * flags go to recvmsg(). Returns the datagram's length, 0 at end of file,
  * or -errno (then no descriptor is kept).
  */
 ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
 		     size_t want, size_t *nfds, unsigned *seen);
+
+/*
+ * fd itself when it is 3 or above; else a close-on-exec duplicate at 3 or
+ * above, and fd is closed. A process whose stdio was closed gets its next
+ * descriptors at 0-2, where they would pass for stdio: its own next
+ * write "to stderr", or a guest given "stdin". Returns the descriptor, or
+ * -errno (fd closed).
+ */
+int iso_fd_above_stdio(int fd);
 
 /* Close the n descriptors of fds that are not -1. */
 void iso_close_fds(const int *fds, size_t n);

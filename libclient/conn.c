@@ -466,8 +466,14 @@ static int connect_socket(iso_conn *conn, const char *path)
 
 	if (strlcpy(addr.sun_path, path, sizeof(addr.sun_path)) >= sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
-	if ((conn->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0)
+	conn->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (conn->fd < 0)
 		return -errno;
+	if ((conn->fd = iso_fd_above_stdio(conn->fd)) < 0) {
+		err = -conn->fd;
+		conn->fd = -1;
+		return -err;
+	}
 	/* The helper's end is sized by the socket unit (SendBuffer=). */
 	if (setsockopt(conn->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) == 0 &&
 	    connect(conn->fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
@@ -487,6 +493,15 @@ static int start_helper(iso_conn *conn)
 		return iso__fail(errno == EMFILE || errno == ENFILE ? -EMFILE :
 				 errno == ENOMEM || errno == ENOBUFS ? -ENOMEM : -EIO,
 				 "socketpair: %s", strerror(errno));
+	/* Never 0-2 in a caller whose stdio is closed: that would be the
+	 * caller's "stdin" (or the guest's, if passed on as stdio). */
+	sv[0] = iso_fd_above_stdio(sv[0]);
+	sv[1] = iso_fd_above_stdio(sv[1]);
+	if (sv[0] < 0 || sv[1] < 0) {
+		rc = sv[0] < 0 ? sv[0] : sv[1];
+		iso_close_fds(sv, 2);
+		return iso__fail(-EMFILE, "socketpair: %s", strerror(-rc));
+	}
 	conn->fd = sv[0];
 	rc = size_buffers(sv);
 	if (rc == 0)

@@ -186,6 +186,40 @@ START_TEST(live_guest_cannot_read_callers_proc_environ)
 }
 END_TEST
 
+/* A caller whose stdio is closed: the library's own descriptors - its
+ * helper socket, a guest's channel - are never 0, 1 or 2, where the
+ * caller's next write "to stderr" or a guest given "stdin" would reach
+ * them. */
+START_TEST(live_library_keeps_its_descriptors_above_stdio)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	iso_spec *spec;
+	iso_guest *g;
+	iso_conn *conn;
+
+	become(T_CALLER);
+	close(STDIN_FILENO);
+	close(STDOUT_FILENO);
+	close(STDERR_FILENO);
+	conn = open_conn();
+	ck_assert_msg(iso_conn_fd(conn) > STDERR_FILENO, "helper socket is fd %d",
+		      iso_conn_fd(conn));
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_int_eq(iso_spec_set_channel(spec, 1), 0);
+	ck_assert_msg(iso_spawn(conn, spec, &g) == 0, "spawn: %s", iso_last_error());
+	ck_assert_msg(iso_channel_fd(g) > STDERR_FILENO, "channel is fd %d",
+		      iso_channel_fd(g));
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	ck_assert_int_eq(iso_guest_code(g), 0);
+	iso_guest_free(g);
+	iso_spec_free(spec);
+	iso_close(conn);
+}
+END_TEST
+
 START_TEST(live_inherited_fd_without_cloexec_does_not_reach_guest)
 {
 	const char *argv[] = { T_PROBE, "fds", NULL };
@@ -775,6 +809,7 @@ static Suite *core_suite(void)
 	tcase_add_test(ids, live_guest_runs_under_a_pool_uid_not_the_callers);
 	tcase_add_test(ids, live_guest_cannot_read_callers_proc_environ);
 	tcase_add_test(ids, live_inherited_fd_without_cloexec_does_not_reach_guest);
+	tcase_add_test(ids, live_library_keeps_its_descriptors_above_stdio);
 	tcase_add_test(ids, live_caller_without_rule_is_refused_with_reason);
 	tcase_add_test(ids, live_group_rule_matches_supplementary_group);
 	tcase_add_test(ids, live_restricted_rule_limits_programs_and_overrides);
