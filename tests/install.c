@@ -274,7 +274,9 @@ void test_install(void)
 	mkdir_root(T_SHARED, 0777);
 	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-test", T_HELPER, 04755);
 	test_install_file(ISO_BUILDDIR "/tests/probe", T_PROBE, 0755);
-	test_install_file(ISO_BUILDDIR "/.libs/isospawn", T_CLI, 0755);
+	/* The CLI carries the library in it (Makefile.am): the binary itself,
+	 * not a libtool wrapper. */
+	test_install_file(ISO_BUILDDIR "/isospawn", T_CLI, 0755);
 	test_install_file(ISO_BUILDDIR "/.libs/libisospawn.so.0", T_LIB "/libisospawn.so.0", 0644);
 	install_policy();
 }
