@@ -281,6 +281,7 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 {
 	struct iso_guest_slot *g = find_guest(srv, id);
+	siginfo_t stop = { .si_signo = SIGTSTP, .si_code = SI_QUEUE };
 
 	/* An ended guest's id is gone: killing it is harmless, and a pidfd
 	 * can never reach a recycled pid. */
@@ -288,7 +289,14 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 		return;
 	syslog(LOG_INFO, "kill id=%u caller=%u guest_uid=%u signal=%u", id,
 	       (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid, sig);
-	(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, (int)sig, NULL, 0);
+	/* SIGSTOP would stop the reaper (signalled from outside its PID
+	 * namespace, pid 1 stops like any process), and with it the guest's
+	 * deadline: it goes as a queued SIGTSTP, which the reaper turns into
+	 * SIGSTOP for the guest (spawn.c forward_signal). */
+	if (sig == SIGSTOP)
+		(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, SIGTSTP, &stop, 0);
+	else
+		(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, (int)sig, NULL, 0);
 }
 
 /* LIST: a GUEST for each live guest of the caller's, on any connection,

@@ -95,9 +95,12 @@ static volatile pid_t guest_pid;
 static volatile sig_atomic_t deadline_passed;
 
 /* pid 1 of a namespace only receives signals it handles: forward them, so
- * iso_kill(SIGTERM) and the guest's own signals behave as usual. At the
- * deadline (a SIGALRM from the kernel, SI_KERNEL, which a guest's kill()
- * cannot forge) everything in the namespace is killed. */
+ * iso_kill() and the guest's own signals behave as usual. At the deadline
+ * (a SIGALRM from the kernel, SI_KERNEL, which a guest's kill() cannot
+ * forge) everything in the namespace is killed. SIGSTOP cannot be handled:
+ * the helper sends it as a queued SIGTSTP (loop.c handle_kill), which only
+ * root can send the reaper, so that nothing ever stops the reaper and its
+ * deadline. */
 static void forward_signal(int sig, siginfo_t *info, void *context)
 {
 	(void)context;
@@ -105,7 +108,7 @@ static void forward_signal(int sig, siginfo_t *info, void *context)
 		deadline_passed = 1;
 		(void)kill(-1, SIGKILL);
 	} else if (guest_pid > 0) {
-		(void)kill(guest_pid, sig);
+		(void)kill(guest_pid, sig == SIGTSTP && info->si_code == SI_QUEUE ? SIGSTOP : sig);
 	}
 }
 
@@ -224,9 +227,11 @@ static void reaper_signals(void)
 {
 	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
 
-	/* No SA_RESTART: a signal interrupts wait4 and is forwarded. */
+	/* No SA_RESTART: a signal interrupts wait4 and is forwarded. Every
+	 * signal up to 64 but SIGCHLD (the reaper's own) and the C library's
+	 * 32 and 33, which sigaction() refuses (iso_kill() refuses them). */
 	sigemptyset(&sa.sa_mask);
-	for (int sig = 1; sig < SIGRTMIN; sig++)
+	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			(void)sigaction(sig, &sa, NULL);
 }

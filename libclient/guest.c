@@ -199,6 +199,10 @@ ISO_PUBLIC int iso_kill(iso_guest *guest, int sig)
 
 	if (sig < 1 || sig > 64)
 		return iso__fail(-EINVAL, "signal %d: not in 1..64", sig);
+	/* The C library's own (thread cancellation, set*id): the guest's
+	 * reaper, which forwards every other signal, cannot take them. */
+	if (sig == 32 || sig == 33)
+		return iso__fail(-EINVAL, "signal %d: reserved by the C library", sig);
 	if (guest->outcome != ISO_OUTCOME_RUNNING)
 		return 0;
 	if (conn->broken)

@@ -792,6 +792,105 @@ START_TEST(live_sigterm_is_forwarded_through_the_reaper)
 }
 END_TEST
 
+/* Is fd readable within ms? */
+static int readable_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/* Read what fd (non-blocking) holds now. */
+static void drain(int fd)
+{
+	char buf[4096];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* Review finding 3: SIGSTOP through iso_kill() stops the guest, never its
+ * reaper (pid 1 of its namespace, which a SIGSTOP from outside would
+ * stop): SIGCONT resumes it, and its timeout ends it while it is stopped. */
+START_TEST(live_sigstop_stops_the_guest_and_its_timeout_still_ends_it)
+{
+	const char *argv[] = { "/bin/sh", "-c", "while :; do echo alive; sleep 0.1; done", NULL };
+	iso_spec *spec = NULL;
+	iso_guest *g = NULL;
+	iso_conn *conn;
+	uint64_t wall;
+	int out[2];
+
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC | O_NONBLOCK), 0);
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_int_eq(iso_spec_set_stdio(spec, -1, out[1], -1), 0);
+	ck_assert_int_eq(iso_spec_set_timeout(spec, 3000), 0);
+	ck_assert_msg(iso_spawn(conn, spec, &g) == 0, "spawn: %s", iso_last_error());
+	iso_spec_free(spec);
+	close(out[1]);
+	ck_assert_msg(readable_within(out[0], 5000), "the guest never wrote");
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(iso_kill(g, SIGSTOP), 0);
+		sleep_ms(300);
+		drain(out[0]);
+		ck_assert_msg(!readable_within(out[0], 600), "the guest still writes after SIGSTOP");
+		if (round == 0) {
+			ck_assert_int_eq(iso_kill(g, SIGCONT), 0);
+			ck_assert_msg(readable_within(out[0], 1000),
+				      "the guest did not resume after SIGCONT");
+		}
+	}
+	/* Stopped, it ends at its timeout all the same. */
+	must_end(g, 10000);
+	iso_guest_usage(g, &wall, NULL, NULL, NULL);
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_TIMED_OUT,
+		      "outcome %s code %d after %llu ms", iso_outcome_name(iso_guest_outcome(g)),
+		      iso_guest_code(g), (unsigned long long)(wall / 1000));
+	ck_assert_msg(wall < 6000000, "ended %llu ms after its start, timeout 3 s",
+		      (unsigned long long)(wall / 1000));
+	close(out[0]);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+/* Review C1: real-time signals reach the guest like any other; the C
+ * library's 32 and 33, which the reaper cannot take, are refused by name. */
+START_TEST(live_realtime_signals_reach_the_guest)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	const int sigs[] = { 34, 40, 64 };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		g = must_start(conn, argv, 0);
+		ck_assert_int_eq(iso_kill(g, sigs[i]), 0);
+		ck_assert_msg(iso_wait(g, 5000) == 0, "signal %d: lost, the guest still runs",
+			      sigs[i]);
+		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED &&
+				      iso_guest_code(g) == sigs[i],
+			      "signal %d: outcome %s code %d", sigs[i],
+			      iso_outcome_name(iso_guest_outcome(g)), iso_guest_code(g));
+		iso_guest_free(g);
+	}
+	g = must_start(conn, argv, 0);
+	for (int sig = 32; sig <= 33; sig++) {
+		ck_assert_int_eq(iso_kill(g, sig), -EINVAL);
+		ck_assert_msg(strstr(iso_last_error(), "reserved by the C library") != NULL, "%s",
+			      iso_last_error());
+	}
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 /* A supervisor may cancel a guest the moment it is started: the signal
  * must not be lost while the reaper and the guest are still setting up. */
 START_TEST(live_sigterm_right_after_spawn_is_not_lost)
@@ -1459,6 +1558,8 @@ static Suite *supervise_suite(void)
 	tcase_add_test(signals, live_sigterm_is_forwarded_through_the_reaper);
 	tcase_add_test(signals, live_sigterm_right_after_spawn_is_not_lost);
 	tcase_add_test(signals, live_guest_killing_itself_reports_signal_9);
+	tcase_add_test(signals, live_sigstop_stops_the_guest_and_its_timeout_still_ends_it);
+	tcase_add_test(signals, live_realtime_signals_reach_the_guest);
 	tcase_add_test(status, live_status_reports_the_exit_code);
 	tcase_add_test(status, live_status_reports_the_signal);
 	tcase_add_test(status, live_missing_program_fails_at_exec_with_enoent);
