@@ -98,11 +98,13 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	if (peer.uid != caller->uid)
 		return iso_why(why, n, EPERM, "request socket belongs to uid %u, caller is uid %u",
 			       (unsigned)peer.uid, (unsigned)caller->uid);
-	caller->pid = peer.pid;
 	/* Known now, and needed no more: nothing the helper creates (state
-	 * directories, lease files) may carry the caller's group. */
-	if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0)
-		return iso_why_errno(why, n, "setresgid(0, 0, 0)");
+	 * directories, lease files) may carry the caller's group; and with
+	 * the caller's uid gone from its real and saved uids, the caller can
+	 * no longer signal, stop or prlimit() its helper: a connection ends
+	 * when its socket closes, and its guests with it. */
+	if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return iso_why_errno(why, n, "setresgid or setresuid (0, 0, 0)");
 	return 0;
 }
 

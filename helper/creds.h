@@ -17,14 +17,14 @@ struct iso_caller {
 	gid_t gid;
 	gid_t groups[ISO_CALLER_GROUPS_MAX];
 	size_t ngroups;
-	pid_t pid;	/* from SO_PEERCRED */
 };
 
 /*
  * Made root by the setuid bit, the caller is the helper's real uid/gid and
  * supplementary groups, and the socket's SO_PEERCRED must name the same
  * uid. Started as root (isospawn.socket, or by root), the caller is the
- * socket's peer: SO_PEERCRED and SO_PEERGROUPS. Returns 0 or -EPERM/-errno;
+ * socket's peer: SO_PEERCRED and SO_PEERGROUPS. Then the helper is root in
+ * all its uids and gids, with no groups. Returns 0 or -EPERM/-errno;
  * -EPERM with the reason (no_new_privs, no setuid bit, a nosuid mount) when
  * the helper is not running as root.
  */

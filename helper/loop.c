@@ -500,7 +500,16 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv->epfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, sock, &ev) < 0)
 		return iso_why_errno(why, n, "epoll");
-	/* The caller may signal its own helper; stop cleanly when asked. */
+	/* Once it knows its caller the helper is root in all its uids, and
+	 * the caller can no longer signal it (creds.c): only root, systemd
+	 * or a terminal the caller controls can. The job-control signals of
+	 * a terminal never stop it (blocked: the guest's reaper and the guest
+	 * start unblocked); the others stop it cleanly. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTSTP);
+	sigaddset(&stop, SIGTTIN);
+	sigaddset(&stop, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);

@@ -341,11 +341,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * lost. */
 	sigemptyset(&none);
 	reaper_fds(ctx, plan, report_fd, -1);
-	/* Root in all three uids (the helper's real uid is its caller's): the
-	 * caller can neither signal nor stop its guests' reapers, nor can a
-	 * guest (another uid). */
-	if (setresuid(0, 0, 0) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CREDENTIALS, errno, "setresuid(0)");
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)

@@ -32,6 +32,7 @@
 #define CALLER_GID 4000099u /* a caller's gid and groups, no account's */
 #define CALLER_GROUP 4000098u
 #define GUEST_UID 4000096u
+#define CALLER_UID 4000095u
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -115,6 +116,35 @@ START_TEST(identify_leaves_root_gid_and_no_groups)
 			"gids %u %u %u after identifying the caller", (unsigned)r, (unsigned)e,
 			(unsigned)s);
 		FAIL_IF(getgroups(0, NULL) != 0, "%d groups left", getgroups(0, NULL));
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+/* Review finding 4: made root by the setuid bit (its real uid the
+ * caller's), the helper is root in all three uids once it knows the
+ * caller, so the caller can no longer signal or stop it. */
+START_TEST(identify_leaves_root_in_every_uid)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct iso_caller caller;
+		char why[256] = "";
+		uid_t r = 1, e = 1, s = 1;
+		int sv[2];
+
+		as_started_helper();
+		/* The caller makes the socket, then runs the setuid helper. */
+		FAIL_IF(setresuid(CALLER_UID, CALLER_UID, 0) < 0, "setresuid");
+		FAIL_IF(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0, "socketpair");
+		FAIL_IF(setresuid((uid_t)-1, 0, (uid_t)-1) < 0, "euid 0");
+		FAIL_IF(caller_identify(sv[0], &caller, why, sizeof(why)) < 0, "identify: %s", why);
+		FAIL_IF(caller.uid != CALLER_UID, "caller uid %u", (unsigned)caller.uid);
+		FAIL_IF(getresuid(&r, &e, &s) < 0 || r != 0 || e != 0 || s != 0,
+			"uids %u %u %u after identifying the caller", (unsigned)r, (unsigned)e,
+			(unsigned)s);
 		_exit(0);
 	}
 	ck_assert_int_eq(child_status(pid), 0);
@@ -300,6 +330,7 @@ int main(void)
 	}
 	tcase_add_checked_fixture(tc, fresh_base, remove_base);
 	tcase_add_test(tc, identify_leaves_root_gid_and_no_groups);
+	tcase_add_test(tc, identify_leaves_root_in_every_uid);
 	tcase_add_test(tc, state_directories_are_root_root_with_explicit_modes);
 	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);

@@ -1389,35 +1389,139 @@ static iso_guest *must_start_limited(iso_conn *conn, const char *const *argv,
 	return g;
 }
 
-/* Finding 6: the caller may stop its own helper; the guest's timeout is
- * enforced by its reaper all the same, which the caller cannot signal. */
-START_TEST(live_stopped_helper_does_not_extend_a_guest_past_its_timeout)
+/* Client: a guest asleep with a 1 s timeout; report its uid, and on the
+ * go-ahead its outcome. */
+static int client_timed_sleeper(int out, int in)
 {
 	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_spec *spec = NULL;
+	iso_guest *g = NULL;
+	iso_conn *conn;
+	int rc;
+
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	if ((rc = iso_spec_new(&spec)) < 0 || (rc = iso_spec_set_program(spec, argv[0])) < 0 ||
+	    (rc = iso_spec_set_argv(spec, argv)) < 0 ||
+	    (rc = iso_spec_set_timeout(spec, 1000)) < 0 || (rc = iso_spawn(conn, spec, &g)) < 0)
+		return client_error(out, "iso_spawn", rc);
+	dprintf(out, "uid %u\n", (unsigned)iso_guest_uid(g));
+	client_wait_go(in);
+	if ((rc = iso_wait(g, 10000)) != 0)
+		return client_error(out, "iso_wait", rc);
+	dprintf(out, "outcome %d exit %d\n", (int)iso_guest_outcome(g), iso_guest_exit_code(g));
+	return 0;
+}
+
+/* Finding 6: the guest's timeout is its reaper's own, so a stopped helper
+ * does not extend it. (The caller cannot stop its helper: root does it
+ * here.) */
+START_TEST(live_stopped_helper_does_not_extend_a_guest_past_its_timeout)
+{
 	struct uid_set s = { .n = 1 };
+	struct client c;
+	char line[256];
+	unsigned u;
+	int outcome, exit_code, gone;
 	uid_t uid;
 	pid_t helper;
-	iso_conn *conn;
-	iso_guest *g;
-	int gone;
 
-	become(S_CALLER);
-	conn = open_conn();
-	g = must_start_limited(conn, argv, 0, 1000);
-	uid = iso_guest_uid(g);
+	client_start(&c, client_timed_sleeper);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "uid %u", &u) == 1, "client said: %s", line);
+	uid = u;
 	s.uids = &uid;
 	wait_asleep(uid);
-	helper = helper_of(getpid());
+	helper = helper_of(c.pid);
 	ck_assert_int_eq(kill(helper, SIGSTOP), 0);
 	gone = within_ms(no_process_of, &s, GONE_WITHIN_MS);
 	ck_assert_int_eq(kill(helper, SIGCONT), 0);
 	ck_assert_msg(gone, "the guest outlived its 1 s timeout by %d ms while its helper "
 		      "was stopped", GONE_WITHIN_MS);
-	must_end(g, 10000);
-	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
-	ck_assert_int_eq(iso_guest_exit_code(g), 124);
-	iso_guest_free(g);
-	iso_close(conn);
+	client_go(&c);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "outcome %d exit %d", &outcome, &exit_code) == 2,
+		      "client said: %s", line);
+	ck_assert_int_eq(outcome, ISO_OUTCOME_TIMED_OUT);
+	ck_assert_int_eq(exit_code, 124);
+	client_end(&c, 0);
+}
+END_TEST
+
+/* Client: a guest asleep; report its uid; read its helper's pid from the
+ * test, try to stop it, say how that went, and exit, leaving the guest. */
+static int client_stops_its_helper(int out, int in)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_guest *g;
+	iso_conn *conn;
+	char buf[32] = "";
+	int rc;
+
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	if ((rc = start(conn, argv, 0, -1, &g)) < 0)
+		return client_error(out, "iso_spawn", rc);
+	dprintf(out, "uid %u\n", (unsigned)iso_guest_uid(g));
+	if (read(in, buf, sizeof(buf) - 1) <= 0)
+		return client_error(out, "reading the helper's pid", -EIO);
+	rc = kill((pid_t)atoi(buf), SIGSTOP);
+	dprintf(out, "kill %d %s\n", rc, rc < 0 ? strerror(errno) : "stopped it");
+	client_wait_go(in);
+	return 0;
+}
+
+static int helper_stopped(pid_t helper)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)helper);
+	return read_text(path, buf, sizeof(buf)) > 0 && strstr(buf, ") T ") != NULL;
+}
+
+/* Review finding 4: once it knows its caller the helper is root in all
+ * its uids, so the caller cannot stop it and walk away from guests that
+ * then run forever; a terminal's job-control signals, which reach it
+ * whatever its uids, never stop it. The connection ends when the client
+ * does, and every guest with it. */
+START_TEST(live_caller_cannot_stop_its_helper_and_leave_its_guests_behind)
+{
+	struct leftovers l = { .n = 1 };
+	const int tty_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+	struct client c;
+	char line[256];
+	unsigned u;
+	uid_t uid;
+	uint64_t t0;
+
+	/* The orphaned helper comes to us, and its process group is not
+	 * orphaned (which would have the kernel send it SIGHUP). */
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	client_start(&c, client_stops_its_helper);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "uid %u", &u) == 1, "client said: %s", line);
+	uid = u;
+	l.uids = &uid;
+	l.helper = helper_of(c.pid);
+	wait_asleep(uid);
+	ck_assert_int_gt(dprintf(c.to, "%d", (int)l.helper), 0);
+	client_read(&c, line, sizeof(line), 30000);
+	if (helper_stopped(l.helper))
+		kill(l.helper, SIGCONT);
+	ck_assert_msg(strcmp(line, "kill -1 Operation not permitted") == 0,
+		      "the caller's SIGSTOP to its helper: %s", line);
+	for (size_t i = 0; i < sizeof(tty_signals) / sizeof(tty_signals[0]); i++) {
+		ck_assert_int_eq(kill(l.helper, tty_signals[i]), 0);
+		sleep_ms(100);
+		ck_assert_msg(!helper_stopped(l.helper), "signal %d stopped the helper",
+			      tty_signals[i]);
+	}
+	t0 = now_us();
+	client_go(&c);
+	client_end(&c, 0);
+	ck_assert_msg(within_ms(nothing_left, &l, GONE_WITHIN_MS),
+		      "%.0f ms after the client exited: %s", (double)(now_us() - t0) / 1000,
+		      l.what);
 }
 END_TEST
 
@@ -1580,6 +1684,7 @@ static Suite *supervise_suite(void)
 #endif
 	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
+	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_add_test(many, live_callers_live_guests_are_bounded_across_its_connections);
