@@ -70,6 +70,11 @@ static int decide_limits(const struct iso_rule *rule,
 		plan->limits[i] = rule->ceiling[i];
 		if (!(req->limits_set & (1u << i)))
 			continue;
+		/* As in the policy: 0 is no value. A tmpfs of size 0 (scratch,
+		 * shm) would even be unbounded. */
+		if (req->limits[i] == 0)
+			return iso_why(why, n, EINVAL, "limit %s=0: expected a positive value",
+				       iso_limit_name((enum iso_limit)i));
 		/* Refuse rather than lower: a guest silently given less than
 		 * it asked for fails later in a way nobody can explain. */
 		if (req->limits[i] > rule->ceiling[i])

@@ -155,12 +155,16 @@ static int attach(int tree, int dir, const char *path, dev_t shared,
 }
 
 /* A tmpfs's options: `size` bytes, and as many inodes (which size does not
- * count) as KiB of it; UINT64_MAX, "unlimited", is 0 to tmpfs. */
+ * count) as KiB of it. tmpfs reads 0 as unlimited, which only UINT64_MAX
+ * ("unlimited") may become: a finite size is at least a byte (the policy
+ * and request_decide() refuse 0 anyway). */
 static const char *tmpfs_opts(char *buf, size_t len, const char *owner,
 			      uint64_t size)
 {
 	unsigned long long bytes = size == UINT64_MAX ? 0 : size;
 
+	if (size == 0)
+		bytes = 1;
 	snprintf(buf, len, "%s,size=%llu,nr_inodes=%llu", owner, bytes,
 		 bytes ? bytes / 1024 + 64 : 0);
 	return buf;

@@ -956,6 +956,46 @@ START_TEST(live_limit_or_timeout_above_ceiling_is_refused_by_name)
 }
 END_TEST
 
+/* Review finding 1: tmpfs reads size=0 as unlimited, so a limit of 0 (below
+ * every ceiling) must not reach it: refused by name, for every limit; a
+ * small one bounds /tmp and /dev/shm. */
+START_TEST(live_zero_limit_is_refused_and_a_small_tmp_is_bounded)
+{
+	const char *fill[] = { "/bin/sh", "-c",
+			       "for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/big bs=64k count=64 "
+			       "2>/dev/null; wc -c < $d/big; done", NULL };
+	struct limit_ask ask = { ISO_LIMIT_SCRATCH, 0 };
+	struct run r;
+	iso_conn *c;
+	long tmp = -1, shm = -1;
+
+	become(T_CALLER);
+	c = open_conn();
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
+		char want[32];
+
+		ask.which = (enum iso_limit)i;
+		run_guest(c, fill, NULL, ask_limit, &ask, &r);
+		snprintf(want, sizeof(want), "limit %s=0", iso_limit_name(ask.which));
+		ck_assert_msg(r.spawn_rc == -EINVAL && strstr(r.msg, want) != NULL,
+			      "%s: spawn %d: %s (out: %s)", want, r.spawn_rc, r.msg, r.out);
+	}
+	ask.value = 1 << 20;
+	ask.which = ISO_LIMIT_SCRATCH;
+	run_guest(c, fill, NULL, ask_limit, &ask, &r);
+	assert_allowed(&r, "scratch 1M");
+	ck_assert_msg(sscanf(r.out, "%ld %ld", &tmp, &shm) == 2, "%s", r.out);
+	ck_assert_msg(tmp > 0 && tmp <= 1 << 20, "/tmp took %ld bytes", tmp);
+	ck_assert_msg(shm == 4 << 20, "/dev/shm took %ld bytes", shm);
+	ask.which = ISO_LIMIT_SHM;
+	run_guest(c, fill, NULL, ask_limit, &ask, &r);
+	assert_allowed(&r, "shm 1M");
+	ck_assert_msg(sscanf(r.out, "%ld %ld", &tmp, &shm) == 2, "%s", r.out);
+	ck_assert_msg(shm > 0 && shm <= 1 << 20, "/dev/shm took %ld bytes", shm);
+	iso_close(c);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Setup                                                                */
 
@@ -1032,6 +1072,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(res, live_cpu_loop_is_stopped_by_cpu_limit);
 	tcase_add_test(res, live_timeout_kills_guest_and_its_descendants);
 	tcase_add_test(res, live_limit_or_timeout_above_ceiling_is_refused_by_name);
+	tcase_add_test(res, live_zero_limit_is_refused_and_a_small_tmp_is_bounded);
 	for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++) {
 		tcase_set_timeout(all[i], 60);
 		suite_add_tcase(s, all[i]);

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,27 @@ START_TEST(limit_above_ceiling_refused_by_name_not_lowered)
 	req.limits_set = 1u << ISO_LIMIT_AS;
 	ck_assert_int_eq(decide(strict), -EACCES);
 	ck_assert_ptr_nonnull(strstr(why, "limit as="));
+}
+END_TEST
+
+/* Review finding 1: a limit of 0 is below every ceiling, and a tmpfs of
+ * size 0 (scratch, shm) is unbounded; no limit may be asked for as 0, as
+ * the policy may not set one to 0. */
+START_TEST(zero_limit_refused_by_name)
+{
+	char want[32];
+
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
+		memset(req.limits, 0, sizeof(req.limits));
+		req.limits_set = 1u << i;
+		ck_assert_int_eq(decide(open_rule), -EINVAL);
+		snprintf(want, sizeof(want), "limit %s=0", iso_limit_name((enum iso_limit)i));
+		ck_assert_msg(strstr(why, want) != NULL, "%s", why);
+		ck_assert_ptr_null(plan.envp);
+		req.limits[i] = 1;
+		ck_assert_int_eq(decide(open_rule), 0);
+		ck_assert_uint_eq(plan.limits[i], 1);
+	}
 }
 END_TEST
 
@@ -274,6 +296,7 @@ int main(void)
 	tcase_add_test(tc, program_path_must_be_normal);
 	tcase_add_test(tc, limit_below_ceiling_is_used);
 	tcase_add_test(tc, limit_above_ceiling_refused_by_name_not_lowered);
+	tcase_add_test(tc, zero_limit_refused_by_name);
 	tcase_add_test(tc, timeout_within_and_above_ceiling);
 	tcase_add_test(tc, timeout_beyond_a_year_refused_without_ceiling);
 	tcase_add_test(tc, host_network_refused_by_none_only_rule);
