@@ -50,15 +50,15 @@
 
 /* ---- seccomp ------------------------------------------------------ */
 
-/* A call denied outright (argc 0), or only when one argument compares
- * true (libseccomp allows one compare per argument). */
+/* A call denied outright (argc 0), or only when its argc compares are
+ * all true (libseccomp allows one compare per argument). */
 struct deny_rule {
 	int nr;
 	unsigned argc;
-	struct scmp_arg_cmp cmp;
+	struct scmp_arg_cmp cmp[2];
 };
-#define DENY(call) { SCMP_SYS(call), 0, { 0, 0, 0, 0 } }
-#define DENY_IF(call, arg, op, a, b) { SCMP_SYS(call), 1, { arg, op, a, b } }
+#define DENY(call) { SCMP_SYS(call), 0, { { 0, 0, 0, 0 } } }
+#define DENY_IF(call, arg, op, a, b) { SCMP_SYS(call), 1, { { arg, op, a, b } } }
 
 #if defined(__s390x__) || defined(__s390__)
 #define CLONE_FLAGS_ARG 1 /* s390 passes the stack pointer first */
@@ -95,6 +95,7 @@ static const struct deny_rule deny_default[] = {
 	DENY(mount), DENY(umount2), DENY(pivot_root), DENY(move_mount),
 	DENY(open_tree), DENY(fsopen), DENY(fsconfig), DENY(fsmount),
 	DENY(fspick), DENY(mount_setattr), DENY(chroot),
+	DENY(umount),		 /* i386's umount2 without flags (int 0x80 #22) */
 	/* Host administration. */
 	DENY(swapon), DENY(swapoff), DENY(reboot), DENY(acct), DENY(quotactl),
 	DENY(quotactl_fd),
@@ -107,6 +108,8 @@ static const struct deny_rule deny_default[] = {
 	/* The host's clock and identity. */
 	DENY(settimeofday), DENY(clock_settime), DENY(clock_adjtime),
 	DENY(adjtimex), DENY(sethostname), DENY(setdomainname),
+	/* i386's own names for the same clock calls. */
+	DENY(stime), DENY(clock_settime64), DENY(clock_adjtime64),
 	DENY(vhangup),		 /* hangs up a terminal others may share */
 	/* clone() creating a namespace is unshare(), denied above.
 	 * CLONE_NEWTIME is not listed: in clone() that bit belongs to the
@@ -115,10 +118,21 @@ static const struct deny_rule deny_default[] = {
 	DENY_CLONE(CLONE_NEWUTS), DENY_CLONE(CLONE_NEWIPC),
 	DENY_CLONE(CLONE_NEWUSER), DENY_CLONE(CLONE_NEWPID),
 	DENY_CLONE(CLONE_NEWNET),
-	/* Terminal injection: pushes input into the caller's terminal. The
-	 * kernel reads the request as 32 bits, so compare only those. */
+	/* The caller's terminal, which the guest may hold as its stdio: no
+	 * input pushed into it (TIOCSTI, TIOCLINUX), no signal to its
+	 * foreground group, the caller's (TIOCSWINSZ sends SIGWINCH, TIOCSIG
+	 * on a master any signal), no change that outlives the guest beyond
+	 * its modes (TIOCSETD: the line discipline, kernel attack surface
+	 * too; TIOCEXCL: every later open fails). Modes (TCSETS*, TCFLSH,
+	 * TCXONC) stay: an interactive guest needs them, and they act on the
+	 * terminal as its own output does. The kernel reads the request as
+	 * 32 bits, so compare only those. */
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX),
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSWINSZ),
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSIG),
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSETD),
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCEXCL),
 	/* Every socket family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK:
 	 * AF_VSOCK reaches the hypervisor's services, AF_ALG and the rest are
 	 * kernel attack surface. On x86 libseccomp cannot see the family of
@@ -129,6 +143,28 @@ static const struct deny_rule deny_default[] = {
 	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
 	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
 	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
+};
+
+/*
+ * Set-user-ID and set-group-ID bits, refused as systemd's RestrictSUIDSGID=
+ * does: a file a guest leaves with one in a write grant would run as its
+ * pool uid or gid for anyone on the host. The calls that take a mode, and
+ * the argument that holds it; open and openat only with flags (the
+ * argument before) that create a file: O_CREAT, or O_TMPFILE's own bit
+ * (which systemd leaves out). Not mkdir: the kernel drops both bits from
+ * its mode. openat2's mode is in memory, so it fails with ENOSYS
+ * (add_rules), as fchmodat2 does (number_prefix); C libraries then use
+ * openat and fchmodat.
+ */
+static const struct {
+	int nr;
+	unsigned mode_arg;
+	int creates; /* only with a creating flag in mode_arg - 1 */
+} setid_calls[] = {
+	{ SCMP_SYS(chmod), 1, 0 },   { SCMP_SYS(fchmod), 1, 0 },
+	{ SCMP_SYS(fchmodat), 2, 0 }, { SCMP_SYS(creat), 1, 0 },
+	{ SCMP_SYS(mknod), 1, 0 },   { SCMP_SYS(mknodat), 2, 0 },
+	{ SCMP_SYS(open), 2, 1 },    { SCMP_SYS(openat), 3, 1 },
 };
 
 /* Added by the strict profile: what ordinary programs never need and where
@@ -146,14 +182,21 @@ static const struct deny_rule deny_strict[] = {
 
 #if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
 /*
- * Calls newer than what libseccomp 2.5.4 names, decided by number: from
- * Linux 5.1 on every architecture here (and its compat one) numbers new
- * calls alike. The filter begins with these, before libseccomp's program.
+ * Calls decided by number, refused like any denied call or with ENOSYS:
+ * from Linux 5.1 on every architecture here (and its compat one) numbers
+ * new calls alike. The filter begins with these, before libseccomp's
+ * program. Those from 457 on are newer than what libseccomp 2.5.4 names;
+ * fchmodat2 it names, but not the kernel headers of every build.
  */
-static const uint32_t deny_by_number[] = {
-	457, 458, /* statmount, listmount: the mount tree, past Landlock */
-	460,	  /* lsm_set_self_attr: changes the process's LSM label */
-	467,	  /* open_tree_attr: open_tree, which is denied */
+static const struct {
+	uint32_t nr;
+	int enosys;
+} by_number[] = {
+	{ 452, 1 }, /* fchmodat2: its mode unfiltered (setid_calls) */
+	{ 457, 0 }, /* statmount: the mount tree, past Landlock */
+	{ 458, 0 }, /* listmount: the same */
+	{ 460, 0 }, /* lsm_set_self_attr: changes the process's LSM label */
+	{ 467, 0 }, /* open_tree_attr: open_tree, which is denied */
 };
 /* file_setattr (Linux 6.17) is the last call reviewed. Every number above
  * it is a call nobody reviewed and fails with ENOSYS, so C libraries fall
@@ -161,19 +204,19 @@ static const uint32_t deny_by_number[] = {
  * 0x40000000) up are left to libseccomp's program, which knows them. */
 #define REVIEWED_MAX 469
 #define PRIVATE_FIRST 0xf0000
-#define PREFIX_LEN (COUNT(deny_by_number) + 5)
+#define PREFIX_LEN (COUNT(by_number) + 5)
 
 /* The first PREFIX_LEN instructions of the filter. */
 static void number_prefix(struct sock_filter *f, uint32_t action)
 {
-	const size_t n = COUNT(deny_by_number);
+	const size_t n = COUNT(by_number);
 
 	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					    offsetof(struct seccomp_data, nr));
-	for (size_t i = 1; i <= n; i++) /* to f[n + 4], the denial */
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-						    deny_by_number[i - 1],
-						    (uint8_t)(n + 3 - i), 0);
+	for (size_t i = 1; i <= n; i++) /* to f[n + 3], ENOSYS, or f[n + 4], the denial */
+		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, by_number[i - 1].nr,
+						    (uint8_t)(by_number[i - 1].enosys ? n + 2 - i
+										      : n + 3 - i), 0);
 	f[n + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
 						REVIEWED_MAX, 0, 3);
 	f[n + 2] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
@@ -210,7 +253,7 @@ static const uint32_t compat_arches[] = {
 static int deny(scmp_filter_ctx ctx, uint32_t action,
 		const struct deny_rule *r, char *why, size_t n)
 {
-	int rc = seccomp_rule_add_array(ctx, action, r->nr, r->argc, &r->cmp);
+	int rc = seccomp_rule_add_array(ctx, action, r->nr, r->argc, r->cmp);
 	char *name;
 
 	if (rc < 0) {
@@ -222,20 +265,47 @@ static int deny(scmp_filter_ctx ctx, uint32_t action,
 	return rc;
 }
 
+/* Each of setid_calls once per bit and, for open and openat, per flag. */
+static int deny_setid(scmp_filter_ctx ctx, uint32_t action, char *why, size_t n)
+{
+	const uint64_t bits[] = { S_ISUID, S_ISGID };
+	const uint64_t creating[] = { O_CREAT, O_TMPFILE & ~O_DIRECTORY };
+	struct deny_rule r;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < COUNT(setid_calls); i++)
+		for (size_t k = 0; rc == 0 && k < (setid_calls[i].creates ? 4u : 2u); k++) {
+			unsigned arg = setid_calls[i].mode_arg;
+
+			r.nr = setid_calls[i].nr;
+			r.argc = setid_calls[i].creates ? 2 : 1;
+			r.cmp[0] = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, bits[k % 2], bits[k % 2]);
+			r.cmp[1] = SCMP_CMP(arg - 1, SCMP_CMP_MASKED_EQ, creating[k / 2],
+					    creating[k / 2]);
+			rc = deny(ctx, action, &r, why, n);
+		}
+	return rc;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
 		     uint32_t action, char *why, size_t n)
 {
-	const struct deny_rule clone3 = DENY(clone3);
+	const struct deny_rule enosys[] = { DENY(clone3), DENY(openat2) };
 	struct deny_rule r = DENY(personality);
 	size_t i;
-	int rc;
+	int rc = 0;
 
 	/* glibc falls back to clone() on ENOSYS, so threads and posix_spawn
-	 * keep working; clone3's flags are in memory, out of our sight. Added
-	 * first so that a "deny clone3" in the rule cannot turn it to EPERM. */
-	rc = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), &clone3, why, n);
+	 * keep working; clone3's flags are in memory, out of our sight, as
+	 * openat2's mode is (setid_calls): C libraries use openat instead.
+	 * Added first so that a "deny clone3" in the rule cannot turn it to
+	 * EPERM. */
+	for (i = 0; rc == 0 && i < COUNT(enosys); i++)
+		rc = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), &enosys[i], why, n);
 	for (i = 0; rc == 0 && i < COUNT(deny_default); i++)
 		rc = deny(ctx, action, &deny_default[i], why, n);
+	if (rc == 0)
+		rc = deny_setid(ctx, action, why, n);
 	/* personality: only PER_LINUX (0) and the query 0xffffffff; other
 	 * personas turn off ASLR or make data executable. The kernel reads 32
 	 * bits. Any other 32-bit value has a set bit i whose neighbour bit
@@ -245,7 +315,7 @@ static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
 		uint64_t bit = 1ull << i, next = 1ull << ((i + 1) % 32);
 
 		r.argc = 1;
-		r.cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, bit | next, bit);
+		r.cmp[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, bit | next, bit);
 		rc = deny(ctx, action, &r, why, n);
 	}
 	for (i = 0; rule->seccomp == ISO_SECCOMP_STRICT && rc == 0 &&

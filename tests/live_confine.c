@@ -174,8 +174,18 @@ struct tty_run {
 	int injected;	   /* bytes readable on either side of the pty after it */
 	int control_rc;	   /* the caller's own TIOCSTI: 0 or errno */
 	int control_seen;  /* ... and whether that byte could be read back */
+	int winched;	   /* SIGWINCHes the caller's session received */
+	int rows, echo;	   /* the terminal's size and ECHO after the guest */
 	char out[1024];
 };
+
+static volatile sig_atomic_t winches;
+
+static void count_winch(int sig)
+{
+	(void)sig;
+	winches++;
+}
 
 static int tty_fail(struct tty_run *tr, const char *what)
 {
@@ -203,6 +213,7 @@ static int terminal_child(const char *command, struct tty_run *tr)
 	const char *argv[] = { T_PROBE, command, NULL };
 	char slave_name[64];
 	struct termios t;
+	struct winsize ws;
 	iso_conn *c = NULL;
 	iso_spec *spec = NULL;
 	iso_guest *g = NULL;
@@ -224,6 +235,10 @@ static int terminal_child(const char *command, struct tty_run *tr)
 		return tty_fail(tr, slave_name);
 	if (tcgetsid(slave) != getpid())
 		return tty_fail(tr, "the pty did not become the controlling terminal");
+	/* A SIGWINCH to the caller's foreground group (its own here) would
+	 * be counted. */
+	if (signal(SIGWINCH, count_winch) == SIG_ERR)
+		return tty_fail(tr, "SIGWINCH");
 	/* Injected bytes readable at once on the slave, and echoed to the
 	 * master: a success could not go unseen. */
 	if (tcgetattr(slave, &t) < 0)
@@ -262,6 +277,11 @@ static int terminal_child(const char *command, struct tty_run *tr)
 	iso_guest_free(g);
 	iso_close(c);
 
+	tr->winched = winches;
+	if (ioctl(slave, TIOCGWINSZ, &ws) < 0 || tcgetattr(slave, &t) < 0)
+		return tty_fail(tr, "reading the terminal back");
+	tr->rows = ws.ws_row;
+	tr->echo = (t.c_lflag & ECHO) != 0;
 	tr->injected = pending_bytes(master) + pending_bytes(slave);
 	/* The control: the terminal's own session may inject (unless the
 	 * administrator turned legacy TIOCSTI off), and then it is seen. */
@@ -381,6 +401,26 @@ START_TEST(live_guest_cannot_inject_into_callers_terminal)
 		else
 			ck_assert_int_eq(tr.control_rc, EIO);
 	}
+}
+END_TEST
+
+/* Review finding 9: holding the caller's terminal, the guest cannot signal
+ * the caller's foreground group through it (TIOCSWINSZ: SIGWINCH), change
+ * its line discipline or make it exclusive; it may still set its modes,
+ * as an interactive guest must (they persist: the caller's to restore). */
+START_TEST(live_guest_cannot_signal_caller_through_its_terminal)
+{
+	struct tty_run tr;
+
+	become(T_CALLER);
+	run_on_caller_terminal("tty-ioctls", &tr);
+	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0,
+		      "outcome %d code %d: %s", tr.outcome, tr.code, tr.out);
+	ck_assert_msg(has_line(tr.out, "winsize: EPERM") && has_line(tr.out, "setd: EPERM") &&
+			      has_line(tr.out, "excl: EPERM"), "%s", tr.out);
+	ck_assert_int_eq(tr.winched, 0);
+	ck_assert_int_eq(tr.rows, 0);
+	ck_assert_msg(has_line(tr.out, "termios: set") && tr.echo == 0, "%s", tr.out);
 }
 END_TEST
 
@@ -652,6 +692,43 @@ START_TEST(live_file_left_in_a_write_grant_is_not_readable_by_another_callers_gu
 	ck_assert_uint_eq(st.st_uid, writer_uid);
 	ck_assert_uint_eq(st.st_mode & 077, 0);
 	ck_assert_uint_ne(writer_uid, reader_uid);
+}
+END_TEST
+
+/* Review finding 2: the host honours set-id bits in a write grant (only the
+ * guest's bind of it is nosuid), so anyone who reaches the directory would
+ * run a file left with them as the guest's pool uid or gid. However the
+ * guest sets them (chmod, install -m, cp -p of a set-id program), the file
+ * it leaves has neither. */
+START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
+{
+	char dir[96], script[512], path[128];
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *const names[] = { "t", "u", "v" };
+	struct stat st;
+	uid_t uid;
+	int p[2];
+
+	snprintf(dir, sizeof(dir), T_SHARED "/setid-%d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	snprintf(script, sizeof(script),
+		 "cd %s && cp /bin/true t && chmod 6755 t; chmod g+s t; chmod u+s t; "
+		 "install -m 4755 /bin/true u; cp -p /bin/su v 2>/dev/null || "
+		 "{ cp /bin/true v && chmod 2755 v; }; ls -l", dir);
+	ck_assert_int_eq(pipe(p), 0);
+	as_caller(T_CALLER, argv, grant_write, dir, 0, p[1]);
+	ck_assert_int_eq(read(p[0], &uid, sizeof(uid)), sizeof(uid));
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (lstat(path, &st) == 0) {
+			ck_assert_uint_eq(st.st_uid, uid);
+			ck_assert_msg((st.st_mode & (S_ISUID | S_ISGID)) == 0, "%s: mode %o", path,
+				      (unsigned)st.st_mode);
+		}
+		unlink(path);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -1051,6 +1128,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(procs, live_guest_cannot_read_caller_memory);
 	tcase_add_test(procs, live_guest_cannot_inject_into_callers_terminal);
 	tcase_add_test(procs, live_guest_runs_in_own_session_without_terminal);
+	tcase_add_test(procs, live_guest_cannot_signal_caller_through_its_terminal);
 	tcase_add_test(procs, live_guest_cannot_signal_caller);
 #if defined(__x86_64__)
 	tcase_add_test(priv, live_int80_ptrace_is_refused);
@@ -1065,6 +1143,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed);
 	tcase_add_test(files, live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp);
 	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
+	tcase_add_test(files, live_guest_leaves_no_setid_file_in_a_write_grant);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
 	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);

@@ -322,6 +322,25 @@ static int cmd_steal_tty(char **argv)
 	return done(ioctl(0, TIOCSTI, &ch), "injected");
 }
 
+/* On stdin, the caller's terminal: what would reach past the guest (a
+ * SIGWINCH to the terminal's foreground group, its line discipline, who
+ * else may open it), then what an interactive guest needs (echo off). */
+static int cmd_tty_ioctls(char **argv)
+{
+	struct winsize ws = { .ws_row = 5, .ws_col = 20 };
+	int ldisc = N_TTY;
+	struct termios t;
+
+	printf("winsize: %s\n", ioctl(0, TIOCSWINSZ, &ws) < 0 ? strerrorname_np(errno) : "set");
+	printf("setd: %s\n", ioctl(0, TIOCSETD, &ldisc) < 0 ? strerrorname_np(errno) : "set");
+	printf("excl: %s\n", ioctl(0, TIOCEXCL) < 0 ? strerrorname_np(errno) : "set");
+	if (tcgetattr(0, &t) < 0)
+		return refused(errno);
+	t.c_lflag &= ~(tcflag_t)ECHO;
+	printf("termios: %s\n", tcsetattr(0, TCSANOW, &t) < 0 ? strerrorname_np(errno) : "set");
+	return 0;
+}
+
 #if defined(__x86_64__)
 #define I386_NR_PTRACE 26		     /* syscall_32.tbl */
 #define X32_NR_PTRACE (0x40000000 + 521) /* syscall_64.tbl, x32 ptrace */
@@ -760,6 +779,7 @@ static const struct command {
 	{ "vmread", 1, 2, cmd_vmread, " PID [HEXADDR]" },
 	{ "tiocsti", 0, 0, cmd_tiocsti, "" },
 	{ "steal-tty", 0, 0, cmd_steal_tty, "" },
+	{ "tty-ioctls", 0, 0, cmd_tty_ioctls, "" },
 	{ "int80-ptrace", 0, 0, cmd_int80_ptrace, "" },
 	{ "x32-ptrace", 0, 0, cmd_x32_ptrace, "" },
 	{ "unshare-user", 0, 0, cmd_unshare_user, "" },
