@@ -555,7 +555,8 @@ static void describe(const struct iso_rule *r)
 	printf("  %-13s %" PRIu32 "-%" PRIu32 " (%" PRIu64 " uids)\n", "pool", r->pool_first,
 	       r->pool_last, (uint64_t)r->pool_last - r->pool_first + 1);
 	print_list("programs", r->programs_any ? NULL : r->programs, "any");
-	print_list("overrides", r->overrides, "any name that is not loader-level");
+	print_list("overrides", r->overrides,
+		   r->overrides != NULL ? "none" : "any name that is not loader-level");
 	print_list("allow-unsafe", r->unsafe_allowed, "none");
 	print_list("forward", r->forward != NULL ? r->forward : (char **)forwarded, "none");
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {

@@ -356,7 +356,7 @@ static void policy_seeds(const char *srcdir)
 		add("rule user:#1 {\npool 1900000000-1900000000\nprograms");
 		for (int i = 1; i < ISO_POLICY_WORDS_MAX + over; i++)
 			add(" /p/%d", i);
-		add("\n}\n");
+		add("\noverrides none\n}\n");
 		snprintf(name, sizeof(name), "words-%d", ISO_POLICY_WORDS_MAX + over);
 		policy(name);
 

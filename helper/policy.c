@@ -152,7 +152,8 @@ struct keyword {
 	int repeats; /* once per limit name rather than once per rule */
 	size_t field;
 	enum word_kind list;
-	const char *what, *alone; /* a list's words; the word that may replace them */
+	const char *what; /* a list's words */
+	int any, none;	  /* "any" (field NULL), "none" (empty) may replace them */
 	const char *const choices[4];
 	int values[3]; /* a choice's values, stored as int */
 };
@@ -188,24 +189,25 @@ static int one_of(struct parser *p, char *const *arg, size_t narg, const char *c
 	return fail(p, "expected %s after '%s', got '%s'", expected, p->keyword, arg[0]);
 }
 
-/* `alone` by itself ("any" leaves the field NULL, "none" makes an empty
- * list), or one or more valid words, each once. */
+/* "any" by itself (where kw->any: the field stays NULL), "none" by itself
+ * (where kw->none: an empty list), or one or more valid words, each once. */
 static int parse_list(struct parser *p, const struct keyword *kw, char *const *arg, size_t narg)
 {
 	char ***field = (char ***)((char *)p->rule + kw->field);
-	const char *alone = kw->alone;
 	char expected[128];
 
-	snprintf(expected, sizeof(expected), "%s%s%s%s", alone != NULL ? "'" : "",
-		 alone != NULL ? alone : "", alone != NULL ? "' or " : "", kw->what);
+	snprintf(expected, sizeof(expected), "%s%s%s", kw->any ? kw->none ? "'any', " : "'any' or "
+		 : "", kw->none ? "'none' or " : "", kw->what);
 	if (narg == 0)
 		return fail(p, "expected %s after '%s', got end of line", expected, kw->name);
 	for (size_t i = 0; i < narg; i++) {
-		if (alone != NULL && strcmp(arg[i], alone) == 0) {
+		int any = kw->any && strcmp(arg[i], "any") == 0;
+
+		if (any || (kw->none && strcmp(arg[i], "none") == 0)) {
 			if (narg != 1)
 				return fail(p, "expected '%s' alone or %s after '%s', got both",
-					    alone, kw->what, kw->name);
-			if (strcmp(alone, "any") == 0)
+					    arg[i], kw->what, kw->name);
+			if (any)
 				return 0;
 			narg = 0;
 			break;
@@ -438,13 +440,13 @@ _Static_assert(sizeof(enum iso_seccomp_profile) == sizeof(int) &&
 enum { KW_POOL, KW_PROGRAMS };
 static const struct keyword keywords[] = {
 	{ .name = "pool", .parse = kw_pool },
-	{ .name = "programs", AT(programs), .list = WORD_PROGRAM, .what = PATHS, .alone = "any" },
+	{ .name = "programs", AT(programs), .list = WORD_PROGRAM, .what = PATHS, .any = 1 },
 	{ .name = "overrides", AT(overrides), .list = WORD_OVERRIDE, .what = "variable names",
-	  .alone = "any" },
+	  .any = 1, .none = 1 },
 	{ .name = "allow-unsafe", AT(unsafe_allowed), .list = WORD_UNSAFE,
 	  .what = "loader-level variable names (LD_*, MALLOC_*, GCONV_PATH, ...)" },
 	{ .name = "forward", AT(forward), .list = WORD_FORWARD,
-	  .what = "names from the forwarded list", .alone = "none" },
+	  .what = "names from the forwarded list", .none = 1 },
 	{ .name = "limit", .parse = kw_limit, .repeats = 1 },
 	{ .name = "guests", .parse = kw_guests },
 	{ .name = "timeout", .parse = kw_timeout },
@@ -565,6 +567,14 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected '%s' only in a user: rule (the pool of the group: rule "
 			    "opened at line %u serves many callers), got it in that rule",
 			    leaves_files, r->line);
+	/* Where the rule picks the programs, the environment must not pick
+	 * their code, and no list of such variables can be complete: the
+	 * names a caller may set are listed instead. */
+	if (r->programs != NULL && r->overrides == NULL)
+		return fail(p, "expected 'overrides NAME...' or 'overrides none' in the rule opened "
+			    "at line %u: it restricts 'programs', and with 'overrides any' a caller "
+			    "could set what makes them run code of its choosing (OPENSSL_CONF, "
+			    "LUA_INIT, ...)", r->line);
 	r->programs_any = r->programs == NULL;
 	/* Kept as written: the caller it matches may read it (RULE). */
 	if ((r->text = strndup(p->rule_at, (size_t)(p->at_end - p->rule_at))) == NULL)

@@ -617,6 +617,7 @@ START_TEST(live_restricted_rule_limits_programs_and_overrides)
 	const char *probe[] = { T_PROBE, "env", NULL };
 	const char *foo[] = { "FOO=1", NULL };
 	const char *bar[] = { "BAR=1", NULL };
+	const char *openssl[] = { "OPENSSL_CONF=" T_SHARED "/evil.cnf", NULL };
 	struct run r;
 	iso_conn *c;
 
@@ -630,6 +631,11 @@ START_TEST(live_restricted_rule_limits_programs_and_overrides)
 	run_guest(c, probe, bar, NULL, NULL, &r);
 	ck_assert_int_eq(r.spawn_rc, -EACCES);
 	ck_assert_msg(strstr(r.msg, "BAR") != NULL, "%s", r.msg);
+	/* Nor what would make a program load code of the caller's that no
+	 * list of hooks names (review finding 6): the rule lists FOO only. */
+	run_guest(c, probe, openssl, NULL, NULL, &r);
+	ck_assert_int_eq(r.spawn_rc, -EACCES);
+	ck_assert_msg(strstr(r.msg, "OPENSSL_CONF") != NULL, "%s", r.msg);
 	run_guest(c, probe, foo, NULL, NULL, &r);
 	ck_assert_msg(r.spawn_rc == 0, "%s", r.msg);
 	ck_assert(has_line(r.out, "FOO=1"));

@@ -368,6 +368,31 @@ START_TEST(live_ctl_group_writable_dropin_dir_is_refused)
 }
 END_TEST
 
+/* Review finding 6: a rule that restricts programs but lets a caller set
+ * any variable (OPENSSL_CONF makes curl load a library of the caller's) is
+ * refused by check and by the helper, with the same line saying why. */
+START_TEST(live_ctl_restricted_programs_without_an_overrides_list_are_refused)
+{
+	const char *expected = CTL_DROPINS "/40-curl.conf:5: expected 'overrides NAME...' or "
+		"'overrides none' in the rule opened at line 1: it restricts 'programs', and with "
+		"'overrides any' a caller could set what makes them run code of its choosing "
+		"(OPENSSL_CONF, LUA_INIT, ...)";
+	char line[1024];
+	iso_conn *c = NULL;
+	struct out o;
+
+	write_root_file(CTL_DROPINS "/40-curl.conf",
+			fmt("rule user:#4000041 {\npool %s\nprograms /usr/bin/curl\noverrides any\n}\n",
+			    pool(1900102100, 1900102109)), 0644);
+	ctl((const char *[]){ "check", NULL }, &o);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_str_eq(first_line(o.err, line, sizeof(line)), expected);
+	become_ctl(T_CALLER);
+	ck_assert_int_eq(iso_open(&c), -EIO);
+	ck_assert_str_eq(iso_last_error(), expected);
+}
+END_TEST
+
 START_TEST(live_ctl_check_of_named_files_finds_pools_overlapping_across_them)
 {
 	struct out o;
@@ -930,6 +955,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_group_writable_dropin_is_refused);
 	tcase_add_test(policy, live_ctl_group_writable_dropin_dir_is_refused);
 	tcase_add_test(policy, live_ctl_check_of_named_files_finds_pools_overlapping_across_them);
+	tcase_add_test(policy, live_ctl_restricted_programs_without_an_overrides_list_are_refused);
 	tcase_add_test(not_root, live_ctl_no_new_privs_caller_is_told_in_one_line);
 	tcase_add_test(not_root, live_ctl_helper_without_setuid_bit_is_told);
 	tcase_add_test(not_root, live_ctl_helper_on_nosuid_mount_is_told);

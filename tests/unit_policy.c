@@ -308,6 +308,7 @@ START_TEST(comments_blank_lines_and_tabs_ignored)
 		 "\t  pool\t1900000070-1900000079   # uids\n"
 		 "\n"
 		 "\tprograms /bin/sh#1 # only a '#' that starts a word\n"
+		 "\toverrides none\n"
 		 "}\n");
 	ck_assert_uint_eq(pol.rules[0].line, 4);
 	ck_assert_uint_eq(pol.rules[0].pool_first, 1900000070);
@@ -833,7 +834,7 @@ END_TEST
 START_TEST(bad_override_name)
 {
 	refused(RULE_HEAD "overrides GOOD 1BAD\n",
-		NAME ":4: expected 'any' or variable names after "
+		NAME ":4: expected 'any', 'none' or variable names after "
 		     "'overrides', got '1BAD'");
 }
 END_TEST
@@ -841,8 +842,40 @@ END_TEST
 START_TEST(override_of_channel_name)
 {
 	refused(RULE_HEAD "overrides ISOSPAWN_CHANNEL_FD\n",
-		NAME ":4: expected 'any' or variable names after "
+		NAME ":4: expected 'any', 'none' or variable names after "
 		     "'overrides', got 'ISOSPAWN_CHANNEL_FD'");
+}
+END_TEST
+
+/* Review finding 6: no list of the variables that make a program run code
+ * of the caller's choosing can be complete (OPENSSL_CONF, LUA_INIT,
+ * GIT_SSH_COMMAND, ZDOTDIR, ...), so a rule that restricts programs lists
+ * the overrides it allows, or says none; any, said or left implicit, is
+ * refused naming why. */
+START_TEST(restricted_programs_need_an_overrides_list)
+{
+	static const char *const implicit_or_any[] = { "", "overrides any\n" };
+	char text[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "rule user:#1 {\npool 1900000010-1900000019\n"
+			 "programs /usr/bin/curl\n%s}\n", implicit_or_any[i]);
+		refused(text, i == 0 ? NAME ":4: expected 'overrides NAME...' or 'overrides none' "
+				       "in the rule opened at line 1: it restricts 'programs'"
+				     : NAME ":5: expected 'overrides NAME...'");
+		ck_assert_ptr_nonnull(strstr(why, "OPENSSL_CONF"));
+	}
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms /usr/bin/curl\n"
+		 "overrides none\n}\n"
+		 "rule user:#2 {\npool 1900000020-1900000029\nprograms /usr/bin/curl\n"
+		 "overrides LANG TZ\n}\n"
+		 "rule user:#3 {\npool 1900000030-1900000039\nprograms any\n}\n");
+	ck_assert_uint_eq(strv_len(pol.rules[0].overrides), 0);
+	ck_assert_uint_eq(strv_len(pol.rules[1].overrides), 2);
+	ck_assert_ptr_null(pol.rules[2].overrides);
+	policy_free(&pol);
+	refused(RULE_HEAD "overrides none FOO\n}\n",
+		NAME ":4: expected 'none' alone or variable names after 'overrides', got both");
 }
 END_TEST
 
@@ -1025,8 +1058,8 @@ END_TEST
 
 START_TEST(failure_releases_earlier_rules)
 {
-	refused("rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh\nread /a\n}\n"
-		"rule user:#2 {\npool 1900000020-1900000029\nprograms /bin/sh\nwrite /b\n"
+	refused("rule user:#1 {\npool 1900000010-1900000019\nprograms any\nread /a\n}\n"
+		"rule user:#2 {\npool 1900000020-1900000029\nprograms any\nwrite /b\n"
 		"bogus\n}\n",
 		NAME ":10: expected a rule keyword");
 }
@@ -1126,6 +1159,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, forward_name_outside_allow_list);
 	tcase_add_test(bad, bad_override_name);
 	tcase_add_test(bad, override_of_channel_name);
+	tcase_add_test(bad, restricted_programs_need_an_overrides_list);
 	tcase_add_test(bad, allow_unsafe_needs_loader_name);
 	tcase_add_test(bad, list_word_given_twice);
 	tcase_add_test(bad, bad_syscall_name);

@@ -36,6 +36,7 @@ static const char policy_text[] =
 	"rule user:#1002 {\n"
 	"    pool 1900000200-1900000299\n"
 	"    programs /bin/sh\n"
+	"    overrides FOO\n"
 	"}\n";
 
 static struct iso_policy pol;
@@ -222,14 +223,18 @@ START_TEST(env_refusal_is_eacces_and_names_the_variable)
 }
 END_TEST
 
-/* Finding 5: with programs restricted, `overrides any` still refuses the
- * names that steer what the program runs, and PATH; with programs any an
- * explicit PATH wins. */
+/* Findings 5 and 6: with programs restricted, the rule lists its overrides
+ * (the parser refuses it otherwise), so PATH, the names that steer what
+ * the program runs and those no list of them names (OPENSSL_CONF and the
+ * rest) are refused unless listed; with programs any an explicit PATH
+ * wins. */
 START_TEST(code_hooks_and_path_refused_where_programs_are_restricted)
 {
 	static const char *const refused[] = { "BASH_ENV=/tmp/x", "PATH=/tmp",
 					       "NODE_OPTIONS=--require=/tmp/x",
-					       "GIT_CONFIG_COUNT=1", NULL };
+					       "GIT_CONFIG_COUNT=1", "OPENSSL_CONF=/tmp/x.cnf",
+					       "LUA_INIT=@/tmp/x.lua", "ZDOTDIR=/tmp",
+					       "GIT_SSH_COMMAND=/tmp/x", NULL };
 
 	req.program = "/bin/sh";
 	req.noverrides = 1;
