@@ -26,6 +26,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -73,10 +74,32 @@ static int create(int dir, const char *name, int isdir)
 	return isdir ? mkdirat(dir, name, 0755) : mknodat(dir, name, S_IFREG | 0644, 0);
 }
 
-/* A fresh tmpfs over `dir`; its root's fd, or -1. */
+/* 1 if the directory `dir` holds an entry (or cannot be read). */
+static int holds_entries(int dir)
+{
+	long buf[128]; /* aligned for struct dirent64 */
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), entries = 0;
+	ssize_t got = fd < 0 ? -1 : getdents64(fd, buf, sizeof buf);
+
+	for (ssize_t at = 0; at < got; at += ((struct dirent64 *)((char *)buf + at))->d_reclen)
+		entries++;
+	if (fd >= 0)
+		close(fd);
+	return got < 0 || entries > 2;
+}
+
+/* A fresh tmpfs over `dir`; its root's fd, or -1. Never over a directory
+ * that holds anything (errno ENOTEMPTY): the tmpfs would hide it, such as
+ * a rule's own paths below its may-read one. */
 static int cover(int dir)
 {
-	int t = fresh_tmpfs("16k");
+	int t;
+
+	if (holds_entries(dir)) {
+		errno = ENOTEMPTY;
+		return -1;
+	}
+	t = fresh_tmpfs("16k");
 
 	if (t >= 0 && move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH |
 				 MOVE_MOUNT_T_EMPTY_PATH) < 0) {
@@ -92,8 +115,8 @@ static int cover(int dir)
  * follows a symlink. A directory on the device `shared` (the template's
  * own read-only tmpfs; 0 for none) where something must be created first
  * gets a fresh tmpfs of its own, so the template is never changed; never
- * `dir` itself, which that would hide whole. Returns an O_PATH fd or
- * -errno.
+ * `dir` itself, which that would hide whole, nor one that holds anything
+ * (-ENOTEMPTY). Returns an O_PATH fd or -errno.
  */
 static int make_point(int dir, const char *path, int isdir, dev_t shared)
 {
@@ -144,7 +167,8 @@ static int attach(int tree, int dir, const char *path, dev_t shared,
 		rc = iso_why_errno(why, n, "%s", path);
 	else if ((point = make_point(dir, path, S_ISDIR(st.st_mode), shared)) < 0)
 		rc = iso_why(why, n, -point, "no mount point for %s in the guest's tree: %s",
-			     path, strerror(-point));
+			     path, point == -ENOTEMPTY ? "it needs a new directory where the rule's "
+			     "own paths are, which that would hide" : strerror(-point));
 	else if (move_mount(tree, "", point, "", MOVE_MOUNT_F_EMPTY_PATH |
 			    MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		rc = iso_why_errno(why, n, "mounting %s", path);
@@ -417,15 +441,23 @@ void world_unlease(const struct iso_world *w, uid_t uid)
 	(void)unlinkat(w->ids_fd, path, AT_REMOVEDIR);
 }
 
-/* Opened as uid with no supplementary groups: the program (links
+/*
+ * Opened as uid with no supplementary groups: the program (links
  * followed, as a path of the caller's) and the grants (no links at all),
- * each cloned into a detached tree. */
+ * each cloned into a detached tree. setfsuid clears only root's file
+ * capabilities (CAP_DAC_*, CAP_FOWNER, CAP_CHOWN, ...); of the others
+ * CAP_SYS_PTRACE (and CAP_SYS_ADMIN for map_files) would let the /proc
+ * magic links (/proc/PID/cwd, root, exe, fd/N) lead where neither the
+ * guest nor the caller may go, so none is followed (ELOOP). Nothing else
+ * of root's is consulted on the way: the opens are O_PATH, and the
+ * program is executed, and a script read, as the guest.
+ */
 static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 			 int *trees, size_t *ntrees, char *why, size_t n)
 {
 	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS };
+				.resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
 	int rc = 0, fd;
 
@@ -436,7 +468,9 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 	/* setfs*id report no error: read them back (-1 changes nothing). */
 	if (setfsuid((uid_t)-1) != (int)uid || setfsgid((gid_t)-1) != (int)uid)
 		return iso_why(why, n, EPERM, "setfsuid(%u) did not take", (unsigned)uid);
-	*prog = open(plan->program, O_PATH | O_CLOEXEC);
+	*prog = (int)syscall(SYS_openat2, AT_FDCWD, plan->program, &how, sizeof how);
+	/* The grants: no link at all (so no magic link either). */
+	how.resolve = RESOLVE_NO_SYMLINKS;
 	if (*prog < 0) {
 		rc = iso_why_errno(why, n, "open program");
 	} else if (fstat(*prog, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -464,20 +498,37 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 
 /*
  * /dev/stdout reopens fd 1 through /proc, which checks the object's mode
- * like any open: a pipe is its creator's, 0600. The pipes handed over as
- * 0-2 are the guest's own stdio, so they become its uid's. Nothing else is
+ * like any open: a pipe is its creator's, 0600. Each pipe handed over as
+ * 0-2 stays the caller's (the guest could chmod one of its own) and lets
+ * others (the guest) have what the guest holds of it: write for a write
+ * end, read for a read end, both for both ends. A pipe has no path: only
+ * who may trace a holder reaches it, through /proc/PID/fd. Nothing else is
  * changed: a terminal or a file stays the caller's, and reopening it is
  * for its mode bits to allow.
  */
-static int own_stdio_pipes(const struct iso_plan *plan, uid_t uid, char *why,
-			   size_t n)
+static int open_stdio_pipes(const struct iso_plan *plan, char *why, size_t n)
 {
+	static const mode_t by_mode[] = { [O_RDONLY] = S_IROTH, [O_WRONLY] = S_IWOTH,
+					  [O_RDWR] = S_IROTH | S_IWOTH };
+	mode_t held[3] = { 0, 0, 0 }, mode;
+	struct stat st[3];
 	struct statfs fs;
+	int fl;
 
 	for (int i = 0; i < 3; i++)
 		if (plan->stdio[i] >= 0 && fstatfs(plan->stdio[i], &fs) == 0 &&
-		    fs.f_type == PIPEFS_MAGIC && fchown(plan->stdio[i], uid, uid) < 0)
-			return iso_why_errno(why, n, "giving stdio pipe %d to the guest", i);
+		    fs.f_type == PIPEFS_MAGIC && fstat(plan->stdio[i], &st[i]) == 0 &&
+		    (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 && !(fl & O_PATH) &&
+		    (fl & O_ACCMODE) <= O_RDWR)
+			held[i] = by_mode[fl & O_ACCMODE];
+	for (int i = 0; i < 3; i++) {
+		mode = 0;
+		for (int j = 0; j < 3; j++)
+			if (held[i] && held[j] && st[j].st_ino == st[i].st_ino)
+				mode |= held[j];
+		if (held[i] && fchmod(plan->stdio[i], S_IRUSR | S_IWUSR | mode) < 0)
+			return iso_why_errno(why, n, "stdio pipe %d", i);
+	}
 	return 0;
 }
 
@@ -494,7 +545,7 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 
 	*prog = -1;
 	if ((rc = open_as_guest(plan, uid, prog, trees, &ntrees, why, n)) < 0 ||
-	    (rc = own_stdio_pipes(plan, uid, why, n)) < 0 || w->ns_fd < 0)
+	    (rc = open_stdio_pipes(plan, why, n)) < 0 || w->ns_fd < 0)
 		return rc;
 	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
 		return iso_why_errno(why, n, "joining the guest's tree");

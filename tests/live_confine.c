@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -154,6 +155,15 @@ static void await_line(int fd, const char *line, char *buf, size_t cap)
 		len += (size_t)got;
 		buf[len] = '\0';
 	}
+}
+
+/* dir followed by tail, in a static buffer (one at a time). */
+static const char *fmt_path(const char *dir, const char *tail)
+{
+	static char buf[160];
+
+	snprintf(buf, sizeof(buf), "%s%s", dir, tail);
+	return buf;
 }
 
 static int path_exists(const char *path)
@@ -732,6 +742,61 @@ START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 }
 END_TEST
 
+/* Review finding 7: the program is opened as the guest, but with root's
+ * capabilities beyond the file-system ones (CAP_SYS_PTRACE): through
+ * /proc/PID/cwd of another user's process it would reach a script neither
+ * the caller nor the guest may reach, and run it. No magic link is
+ * followed: the spawn fails with ELOOP, and the script never runs. */
+START_TEST(live_program_is_not_opened_through_a_proc_magic_link)
+{
+	char dir[96], script[128], program[96];
+	const char *argv[] = { program, NULL };
+	int alive[2], fd;
+	uid_t victim = 4000098; /* no rule's caller, no pool's uid */
+	struct run r;
+	pid_t pid;
+	char byte;
+
+	snprintf(dir, sizeof(dir), T_ROOT "/victim-%d", (int)getpid());
+	snprintf(script, sizeof(script), "%s/pub/job.sh", dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(fmt_path(dir, "/pub"), 0755), 0);
+	fd = open(script, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(dprintf(fd, "#!/bin/sh\necho victim-script-ran\n"), 0);
+	close(fd);
+	ck_assert_int_eq(chmod(script, 0755), 0);
+	ck_assert_int_eq(chown(script, victim, victim), 0);
+	ck_assert_int_eq(chown(fmt_path(dir, "/pub"), victim, victim), 0);
+	ck_assert_int_eq(chown(dir, victim, victim), 0);
+	/* The victim: a process of its own uid whose cwd is beyond the 0700
+	 * directory; it ends when this test does (its pipe closes). */
+	ck_assert_int_eq(pipe2(alive, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(alive[1]);
+		if (setgroups(0, NULL) < 0 || setresgid(victim, victim, victim) < 0 ||
+		    setresuid(victim, victim, victim) < 0 || chdir(fmt_path(dir, "/pub")) < 0)
+			_exit(1);
+		while (read(alive[0], &byte, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(alive[0]);
+	snprintf(program, sizeof(program), "/proc/%d/cwd/job.sh", (int)pid);
+	become(T_CALLER);
+	/* The caller itself cannot reach it, by either path. */
+	ck_assert_int_eq(access(program, X_OK), -1);
+	ck_assert_int_eq(access(script, X_OK), -1);
+	run_once(argv, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_ptr_null(strstr(r.out, "victim-script-ran"));
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == ELOOP,
+		      "outcome %d code %d: %s", r.outcome, r.code, r.out);
+}
+END_TEST
+
 /* Each guest's /tmp is a fresh tmpfs: nothing one guest leaves there is
  * seen by the next (which, on one connection, often has the same uid), nor
  * by the host. */
@@ -1144,6 +1209,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp);
 	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
 	tcase_add_test(files, live_guest_leaves_no_setid_file_in_a_write_grant);
+	tcase_add_test(files, live_program_is_not_opened_through_a_proc_magic_link);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
 	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);

@@ -31,6 +31,8 @@ static char sock_run[64], sock_tmp[64];
 #define GRANT_DIR GRANTS "/dir"	  /* granted for writing */
 #define GRANT_FILE GRANTS "/file" /* granted for reading */
 #define GRANT_LINK GRANTS "/link" /* a symlink to GRANT_DIR */
+#define COVER GRANTS "/cover"	  /* T_COVER's may-read, holding its read a/ */
+#define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
 
 static int sockets[2] = { -1, -1 };
 
@@ -164,6 +166,68 @@ START_TEST(live_dev_stdin_stdout_stderr_reopen_the_handed_over_pipes)
 	ck_assert_str_eq(err, "err\n");
 	ck_assert_str_eq(out + 20, "fd\nfull\nnull\nrandom\nshm\nstderr\nstdin\nstdout\n"
 				   "tty\nurandom\nzero\n");
+}
+END_TEST
+
+/* Review finding 8: a stdio pipe reopens through /proc only in the
+ * direction the guest holds: what others write into its stdout pipe (here
+ * the caller, before the guest starts) it cannot read, nor write into its
+ * stdin pipe, nor change that (the pipes stay the caller's: chmod fails). */
+START_TEST(live_stdio_pipes_reopen_only_in_the_direction_handed_over)
+{
+	static const char script[] =
+		"r() { if (eval \"exec 3<$1\") 2>/dev/null; "
+		"then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
+		"w() { if (eval \"exec 3>$1\" && echo x >&3) 2>/dev/null; "
+		"then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
+		"r /proc/self/fd/1 out-read; w /proc/self/fd/1 out-write\n"
+		"w /proc/self/fd/0 in-write; r /proc/self/fd/0 in-read\n"
+		"chmod 666 /proc/self/fd/1 2>/dev/null && echo chmod done >&2 || echo chmod refused >&2\n"
+		"r /proc/self/fd/1 out-read\n";
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	static char out[4096], err[4096];
+	int in[2], o[2], e[2];
+	struct stat st_in, st_out;
+	iso_spec *spec;
+	iso_guest *g;
+	iso_conn *c;
+
+	become(T_CALLER);
+	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(o, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(e, O_CLOEXEC), 0);
+	ck_assert_int_eq(write(in[1], "from the caller\n", 16), 16);
+	close(in[1]);
+	/* What another writer put in the guest's stdout pipe, for its reader. */
+	ck_assert_int_eq(write(o[1], "CALLER-LOG token=s3cr3t\n", 24), 24);
+	c = open_conn();
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_int_eq(iso_spec_set_stdio(spec, in[0], o[1], e[1]), 0);
+	ck_assert_msg(iso_spawn(c, spec, &g) == 0, "spawn: %s", iso_last_error());
+	iso_spec_free(spec);
+	close(o[1]);
+	close(e[1]);
+	read_all(dup(o[0]), out, sizeof(out));
+	read_all(e[0], err, sizeof(err));
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_EXITED && iso_guest_code(g) == 0,
+		      "outcome %d code %d: %s", iso_guest_outcome(g), iso_guest_code(g), err);
+	iso_guest_free(g);
+	iso_close(c);
+	ck_assert_str_eq(err, "out-read refused\nout-write opened\nin-write refused\n"
+			      "in-read opened\nchmod refused\nout-read refused\n");
+	ck_assert_str_eq(out, "CALLER-LOG token=s3cr3t\nx\n");
+	/* Still the caller's, and only the direction handed over for others. */
+	ck_assert_int_eq(fstat(in[0], &st_in), 0);
+	ck_assert_int_eq(fstat(o[0], &st_out), 0);
+	ck_assert_uint_eq(st_in.st_uid, getuid());
+	ck_assert_uint_eq(st_out.st_uid, getuid());
+	ck_assert_uint_eq(st_in.st_mode & 07777, 0604);
+	ck_assert_uint_eq(st_out.st_mode & 07777, 0602);
+	close(in[0]);
+	close(o[0]);
 }
 END_TEST
 
@@ -369,6 +433,32 @@ START_TEST(live_symlinked_grant_is_refused)
 }
 END_TEST
 
+static void grant_cover_b(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, COVER "/b"), 0);
+}
+
+/* Review (correctness 3): a grant that needs a new directory where the
+ * template holds the rule's own paths (its read a/ below its may-read)
+ * would need a tmpfs there, hiding them: the guest does not start
+ * (ENOTEMPTY; the log names the path) rather than run without them. */
+START_TEST(live_request_grant_never_hides_the_rules_own)
+{
+	const char *cat[] = { "/bin/cat", COVER "/a/f", NULL };
+	struct run r;
+
+	become(T_COVER);
+	run(cat, NULL, NULL, &r);
+	assert_ok(&r, "the rule's read path");
+	ck_assert_str_eq(r.out, "rule-granted\n");
+	run(cat, grant_cover_b, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == ENOTEMPTY,
+		      "outcome %d code %d: %s %s", r.outcome, r.code, r.out, r.err);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static int bind_socket(const char *path)
@@ -400,6 +490,14 @@ static void make_targets(void)
 	(void)mkdir(GRANT_DIR, 0777);
 	(void)unlink(GRANT_DIR "/out");
 	(void)unlink(GRANT_LINK);
+	(void)mkdir(COVER, 0755);
+	(void)mkdir(COVER "/a", 0755);
+	(void)mkdir(COVER "/b", 0755);
+	fd = open(COVER "/a/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "rule-granted\n", 13) != 13 || close(fd) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", COVER, strerror(errno));
+		exit(99);
+	}
 	fd = open(GRANT_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, "granted\n", 8) != 8 || close(fd) < 0 ||
 	    chmod(GRANT_DIR, 0777) < 0 || symlink(GRANT_DIR, GRANT_LINK) < 0) {
@@ -416,6 +514,10 @@ static void remove_targets(void)
 	unlink(GRANT_LINK);
 	unlink(GRANT_FILE);
 	rmdir(GRANT_DIR);
+	unlink(COVER "/a/f");
+	rmdir(COVER "/a");
+	rmdir(COVER "/b");
+	rmdir(COVER);
 	rmdir(GRANTS);
 }
 
@@ -449,6 +551,7 @@ static Suite *world_suite(void)
 
 	tcase_add_unless(programs, live_python_multiprocessing_and_shared_memory_work, no);
 	tcase_add_unless(programs, live_dev_stdin_stdout_stderr_reopen_the_handed_over_pipes, no);
+	tcase_add_unless(programs, live_stdio_pipes_reopen_only_in_the_direction_handed_over, no);
 	tcase_add_unless(programs, live_ps_lists_only_the_guests_processes, no);
 	tcase_add_unless(programs, live_whoami_getuser_and_home_name_the_guest, no);
 	tcase_add_unless(programs, live_git_commits_and_gcc_builds_in_tmp, no);
@@ -458,6 +561,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_mount_and_umount_still_fail, no);
 	tcase_add_unless(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged, no);
 	tcase_add_unless(reach, live_symlinked_grant_is_refused, no);
+	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;
