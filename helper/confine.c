@@ -482,7 +482,7 @@ static int prepare_seccomp(const struct iso_rule *rule, const char *cache,
 	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL
 				  ? SCMP_ACT_KILL_PROCESS
 				  : SCMP_ACT_ERRNO(EPERM);
-	char key[ISO_FILTER_KEY_MAX], path[PATH_MAX], tmp[PATH_MAX + 16];
+	char key[ISO_FILTER_KEY_MAX], path[PATH_MAX];
 	int keyed = cache && filter_key(rule, key, sizeof key) == 0, fd = -1, rc;
 	off_t skip = keyed ? (off_t)strlen(key) + 1 : 0;
 
@@ -492,15 +492,12 @@ static int prepare_seccomp(const struct iso_rule *rule, const char *cache,
 		if (rc == 0)
 			return 0;
 	}
-	c->compiled = 1;
-	if (keyed)
-		snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-	if (keyed && ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				 0600)) < 0 || write(fd, key, (size_t)skip) != skip)) {
-		if (fd >= 0) {
+	/* Written unnamed (O_TMPFILE) and named once whole, so a helper that
+	 * dies on the way (its caller may kill it) leaves nothing behind. */
+	if (keyed && ((fd = open(cache, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0 ||
+		      write(fd, key, (size_t)skip) != skip)) {
+		if (fd >= 0)
 			close(fd);
-			unlink(tmp);
-		}
 		keyed = 0;
 		skip = 0;
 	}
@@ -509,9 +506,11 @@ static int prepare_seccomp(const struct iso_rule *rule, const char *cache,
 	rc = compile_seccomp(rule, action, fd, why, n);
 	if (rc == 0)
 		rc = read_bpf(fd, skip, action, c, why, n);
+	/* In place of what was there (not usable); where another helper's
+	 * came first, that one stays, and is the same. */
+	if (keyed && rc == 0 && (unlink(path) == 0 || errno == ENOENT))
+		(void)!linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
 	close(fd);
-	if (keyed && (rc < 0 || rename(tmp, path) < 0))
-		unlink(tmp);
 	return rc;
 }
 

@@ -31,7 +31,6 @@ struct iso_confine {
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
-	int compiled;		/* 1: compiled here, 0: none or from the cache */
 	char notes[512];	/* degraded modes accepted, for the client */
 	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
 	 * the rights each gets, so a guest only adds rules for them. */

@@ -212,11 +212,31 @@ START_TEST(prepare_compiles_once)
 }
 END_TEST
 
+/* The inode numbers of what dir holds, summed: compiling puts a new file
+ * in place of the rule's entry, a program read from the cache changes
+ * nothing. */
+static unsigned long long dir_inodes(const char *dir)
+{
+	unsigned long long sum = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			sum += st.st_ino;
+	closedir(d);
+	return sum;
+}
+
 /* confine_prepare() with the filter cache in dir; the program is copied
- * into *bpf (freed by the caller), *compiled says whether it compiled. */
+ * into *bpf (freed by the caller), *compiled says whether it compiled
+ * (with a cache: whether the cache changed). */
 static size_t prepare_cached(const struct iso_rule *rule, const char *dir,
 			     struct sock_filter **bpf, int *compiled)
 {
+	unsigned long long before = dir ? dir_inodes(dir) : 0;
 	struct iso_confine c;
 	char why[256] = "";
 	size_t len;
@@ -227,7 +247,7 @@ static size_t prepare_cached(const struct iso_rule *rule, const char *dir,
 	*bpf = malloc(len * sizeof(**bpf));
 	ck_assert_ptr_nonnull(*bpf);
 	memcpy(*bpf, c.bpf, len * sizeof(**bpf));
-	*compiled = c.compiled;
+	*compiled = dir ? dir_inodes(dir) != before : 1;
 	confine_release(&c);
 	return len;
 }
@@ -360,6 +380,42 @@ START_TEST(filter_cache_uses_only_its_own_entries)
 	prepare_cached(&rule, dir, &got, &compiled);
 	free(got);
 	ck_assert_int_eq(compiled, 0);
+	remove_dir(dir);
+}
+END_TEST
+
+/* Review (correctness 4): a helper killed while it writes a compiled
+ * program into the cache (here at its first write(2)) leaves nothing
+ * there, where a named temporary file would stay for good. */
+START_TEST(filter_cache_keeps_nothing_of_a_helper_that_dies_writing)
+{
+	struct sock_filter kill_write[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof kill_write / sizeof *kill_write,
+				   .filter = kill_write };
+	struct iso_rule rule = make_rule(ISO_SECCOMP_DEFAULT, ISO_LANDLOCK_OFF);
+	char dir[] = "/tmp/isospawn-filters.XXXXXX";
+	int status;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	pid = fork();
+	if (pid == 0) {
+		struct iso_confine c;
+		char why[256];
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			_exit(SETUP_FAILED);
+		_exit(confine_prepare(&rule, AT_FDCWD, dir, &c, why, sizeof why) == 0 ? 0 : 1);
+	}
+	status = wait_child(pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status 0x%x", status);
+	ck_assert_uint_eq(dir_inodes(dir), 0);
 	remove_dir(dir);
 }
 END_TEST
@@ -1626,6 +1682,7 @@ static Suite *kernel_suite(void)
 		    "keyctl(2)");
 	tcase_add_test(tc, filter_cache_gives_what_compiling_gives);
 	tcase_add_test(tc, filter_cache_uses_only_its_own_entries);
+	tcase_add_test(tc, filter_cache_keeps_nothing_of_a_helper_that_dies_writing);
 	suite_add_tcase(s, tc);
 
 
