@@ -36,6 +36,7 @@
 #include "client.h"
 #include "json.h"
 #include "lease.h"
+#include "log.h"
 #include "policy.h"
 
 #define EXIT_PROBLEM 1
@@ -284,6 +285,17 @@ static void add_row(const struct iso_wire_msg *m, void *arg)
 		die(EXIT_PROBLEM, "out of memory");
 }
 
+/* A caller's program path as the log shows it (log_quote: bytes below 0x20
+ * and from 0x7f up, '"' and '\\' as \\xHH), so that none reaches the
+ * terminal raw: 0x9b, say, is a control sequence's start to some. */
+static const char *shown(const char *program)
+{
+	static char buf[4 * ISO_WIRE_PATH_MAX + 1];
+
+	log_quote(buf, sizeof(buf), program);
+	return buf;
+}
+
 static int by_id(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -445,7 +457,7 @@ static void print_rows(const struct rows *rows)
 		format_elapsed(now_us() - r->started_us, elapsed, sizeof(elapsed));
 		printf("%-12s %-20s %-10u %-8u %-19s %-9s %-7s %s\n", id, caller, r->uid, r->pid,
 		       started, elapsed, r->network == ISO_NETWORK_NONE ? "none" : "host",
-		       r->program);
+		       shown(r->program));
 		fputs("             limits", stdout);
 		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
 			format_limit((enum iso_limit)l, r->limits[l], value, sizeof(value));
@@ -526,7 +538,7 @@ static int cmd_stop(int argc, char **argv)
 	else
 		query(ISO_MSG_STOP, r->uid, r->pid, add_row, &(struct rows){ 0 });
 	printf("stopped %u.%u (uid %u, pid %u, %s)\n", r->helper, r->id, r->uid, r->pid,
-	       r->program);
+	       shown(r->program));
 	free_rows(&rows);
 	return 0;
 }
