@@ -31,6 +31,12 @@
 #include "policy.h"
 #include "util.h"
 
+/* Where /etc/subuid and /etc/subgid are (a test's own directory in
+ * tests/unit_policy). */
+#ifndef ISO_SUBID_DIR
+#define ISO_SUBID_DIR "/etc"
+#endif
+
 #define GIB (UINT64_C(1) << 30)
 #define MIB (UINT64_C(1) << 20)
 
@@ -242,11 +248,44 @@ static int pool_holds(const struct iso_policy *policy, uint32_t id, const char *
 	return 0;
 }
 
+/* A pool overlapping a subordinate range of `file` (/etc/subuid or
+ * /etc/subgid: "OWNER:FIRST:COUNT"), where newuidmap or newgidmap let
+ * OWNER map those ids into its user namespaces and run processes as them:
+ * 0, or -EINVAL naming the rule's pool and the delegation. */
+static int pool_delegated(const struct iso_policy *policy, const char *file, char *why,
+			  size_t n)
+{
+	unsigned long long first, count;
+	char line[256], owner[128];
+	FILE *f = fopen(file, "re");
+	int rc = 0;
+
+	while (rc == 0 && f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%127[^:]:%llu:%llu", owner, &first, &count) != 3 || count == 0)
+			continue;
+		for (size_t i = 0; rc == 0 && i < policy->nrules; i++) {
+			const struct iso_rule *r = &policy->rules[i];
+
+			if (first <= r->pool_last &&
+			    (r->pool_first < first || r->pool_first - first < count))
+				rc = iso_why(why, n, EINVAL, "%s:%u: expected a pool without delegated "
+					     "ids, got '%" PRIu32 "-%" PRIu32 "': %s gives '%s' ids "
+					     "%llu-%llu", r->file, r->pool_line, r->pool_first,
+					     r->pool_last, file, owner, first, first + (count - 1));
+		}
+	}
+	if (f != NULL)
+		fclose(f);
+	return rc;
+}
+
 /* A pool id that is an account's would let the lease sweep kill that
- * user's processes, or give guests that group's files. Every entry the
+ * user's processes, or give guests that group's files; one delegated to a
+ * user would let it run processes as a guest's uid. Every entry the
  * system lists is checked, in one pass for all the rules of all the files
  * (each pass may ask systemd's userdb): uids against users, gids (equal to
- * the uids) against groups. On failure the policy is emptied. */
+ * the uids) against groups, both against the subordinate ranges. On
+ * failure the policy is emptied. */
 static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n)
 {
 	struct passwd *pw;
@@ -261,6 +300,10 @@ static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n
 	while (rc == 0 && (gr = getgrent()) != NULL)
 		rc = pool_holds(policy, (uint32_t)gr->gr_gid, "group", gr->gr_name, why, n);
 	endgrent();
+	if (rc == 0)
+		rc = pool_delegated(policy, ISO_SUBID_DIR "/subuid", why, n);
+	if (rc == 0)
+		rc = pool_delegated(policy, ISO_SUBID_DIR "/subgid", why, n);
 	if (rc < 0)
 		policy_free(policy);
 	return rc;

@@ -621,6 +621,61 @@ END_TEST
 /* Finding 10: a pool holding an account's uid (or a group's gid: guests'
  * gids equal their uids) is refused, naming the entry. The entries are
  * this machine's, found at run time. */
+/* Write `text` as the test's own ISO_SUBID_DIR/name (or remove it). */
+static void subid_file(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", ISO_SUBID_DIR, name);
+	(void)mkdir(ISO_SUBID_DIR, 0755);
+	if (text == NULL) {
+		(void)unlink(path);
+		return;
+	}
+	ck_assert_ptr_nonnull(f = fopen(path, "we"));
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Review: a user whose subordinate range (/etc/subuid, /etc/subgid) holds
+ * a pool id can run processes as it (newuidmap into its own user
+ * namespace): such a pool is refused, naming the delegation; one beside
+ * it is not. The files go before any assertion, which would leave them to
+ * the next checks. */
+START_TEST(pool_delegated_in_subuid_or_subgid_refused_naming_it)
+{
+	static const char pool[] = "rule user:#1 {\npool 1900000000-1900000009\nprograms any\n}\n";
+	static const struct {
+		const char *subuid, *subgid, *want;
+	} cases[] = {
+		{ "root:100000:65536\nalice:1900000009:65536\n", NULL,
+		  NAME ":2: expected a pool without delegated ids, got '1900000000-1900000009': "
+		  ISO_SUBID_DIR "/subuid gives 'alice' ids 1900000009-1900065544" },
+		{ "1000:1899999990:11\n", NULL, "/subuid gives '1000' ids 1899999990-1900000000" },
+		{ "alice:1899999990:10\nbob:1900000010:100\n", NULL, NULL },
+		{ NULL, "carol:1900000003:1\n", "/subgid gives 'carol' ids 1900000003-1900000003" },
+	};
+	char got[4][512];
+	int rc[4];
+
+	for (size_t i = 0; i < 4; i++) {
+		subid_file("subuid", cases[i].subuid);
+		subid_file("subgid", cases[i].subgid);
+		rc[i] = parse(pool);
+		snprintf(got[i], sizeof(got[i]), "%s", why);
+		policy_free(&pol);
+	}
+	subid_file("subuid", NULL);
+	subid_file("subgid", NULL);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_eq(rc[i], cases[i].want ? -EINVAL : 0);
+		ck_assert_msg(!cases[i].want || strstr(got[i], cases[i].want), "case %zu: %s", i,
+			      got[i]);
+	}
+}
+END_TEST
+
 START_TEST(pool_overlapping_an_account_refused_naming_it)
 {
 	char text[256], want[256];
@@ -1139,6 +1194,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_reversed);
 	tcase_add_test(bad, pool_too_large);
 	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
+	tcase_add_test(bad, pool_delegated_in_subuid_or_subgid_refused_naming_it);
 	tcase_add_test(bad, write_grants_refused_in_group_rules);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);
