@@ -225,9 +225,10 @@ static int bind_host(int root, const char *path, uint64_t attr, char *why,
 static int bind_top(int root, const char *name, char *why, size_t n)
 {
 	char target[256], path[16];
-	ssize_t len = readlinkat(AT_FDCWD, name, target, sizeof target - 1);
+	ssize_t len;
 
 	snprintf(path, sizeof path, "/%s", name);
+	len = readlink(path, target, sizeof target - 1);
 	if (len > 0) {
 		target[len] = '\0';
 		return symlinkat(target, root, name) < 0 ? iso_why_errno(why, n, "%s", path) : 0;

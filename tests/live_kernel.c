@@ -49,6 +49,7 @@
 
 #include "confine.h"
 #include "feature.h"
+#include "world.h"
 
 #define NOBODY 65534
 /* The guest-side probe, built without sanitizers (feature_int80()). */
@@ -1610,6 +1611,55 @@ START_TEST(loopback_comes_up)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The guest's tree (world.c), as root                                  */
+
+/* Review: the template's /bin, /sbin and /lib* are the host's, whatever
+ * the directory the helper works in holds (they were read relative to
+ * it). In a child whose working directory has links of those names. */
+START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
+{
+	static const char *const names[] = { "bin", "sbin", "lib", "lib64" };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
+		char dir[] = "/tmp/isospawn-cwd.XXXXXX", why[256], path[16], host[256], tree[256];
+		struct iso_world w;
+		struct stat st;
+		ssize_t a, b;
+		int rc;
+
+		if (!mkdtemp(dir) || chdir(dir) < 0)
+			_exit(SETUP_FAILED);
+		for (size_t i = 0; i < 4; i++)
+			if (symlink("/nonexistent/elsewhere", names[i]) < 0)
+				_exit(SETUP_FAILED);
+		rc = world_prepare(&w, &rule, why, sizeof why);
+		for (size_t i = 0; i < 4; i++)
+			(void)unlink(names[i]);
+		(void)rmdir(dir);
+		if (rc < 0) {
+			fprintf(stderr, "world_prepare: %s\n", why);
+			_exit(SETUP_FAILED);
+		}
+		for (size_t i = 0; i < 4; i++) {
+			snprintf(path, sizeof path, "/%s", names[i]);
+			a = readlink(path, host, sizeof host - 1);
+			b = readlinkat(w.root_fd, names[i], tree, sizeof tree - 1);
+			if (a >= 0 && (b != a || memcmp(host, tree, (size_t)a) != 0))
+				_exit(1 + (int)i);
+			/* No link on the host: its directory, or nothing. */
+			if (a < 0 && (b >= 0 || (fstatat(w.root_fd, names[i], &st, 0) == 0) !=
+							(stat(path, &st) == 0)))
+				_exit(1 + (int)i);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
+}
+END_TEST
+
 /* Add a check that the filter refuses what fn tries, unless fn, run
  * without any filter, already ends with `refused` (feature.h). */
 static void add_refusal(TCase *tc, const TTest *t, int (*fn)(void),
@@ -1701,6 +1751,10 @@ static Suite *kernel_suite(void)
 	tcase_add_unless(tc, landlock_network_none_refuses_tcp_connect, need_landlock(4));
 	tcase_add_unless(tc, landlock_network_host_allows_tcp_connect, need_landlock(4));
 	tcase_add_unless(tc, landlock_scope_refuses_signal_outside_domain, need_landlock(6));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("world");
+	tcase_add_unless(tc, world_top_entries_are_the_hosts_whatever_the_cwd, feature_root());
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rlimits");
