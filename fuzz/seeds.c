@@ -335,6 +335,13 @@ static void policy_seeds(const char *srcdir)
 	    "rule group:#100 {\n pool 1900000010-1900000010\n programs any\n forward none\n}\n");
 	policy("every-keyword");
 
+	/* Includes of real directories: policy_parse() must read none of
+	 * them (a fuzzed "include /etc" once read the host's /etc). */
+	add("include /etc\nrule user:#1 {\npool 1900000000-1900000000\nprograms any\n}\n");
+	policy("include-etc");
+	add("include /tmp\n");
+	policy("include-tmp");
+
 	for (int over = 0; over <= 1; over++) {
 		int rules = ISO_POLICY_RULES_MAX + over;
 

@@ -72,6 +72,7 @@ struct parser {
 	const char *rule_at;	 /* where the open rule starts */
 	int check;		 /* policy_add_file()'s, for included files */
 	int may_include;	 /* a main file, not yet included */
+	int reads_files;	 /* from policy_add_file(): includes are read */
 	char *why;
 	size_t n;
 	struct iso_policy *policy;
@@ -662,8 +663,9 @@ static int rule_line(struct parser *p, char *const *word, size_t nword)
 }
 
 /* "include DIR" between rules, once, in a main file: the drop-ins of DIR
- * are read here, as if their rules stood in its place. A drop-in includes
- * nothing, so there is no recursion. */
+ * are read here, as if their rules stood in its place - when the text is
+ * a file's; policy_parse() reads no file, it only records DIR. A drop-in
+ * includes nothing, so there is no recursion. */
 static int include_dir(struct parser *p, char *const *word, size_t nword)
 {
 	char file[PATH_MAX + NAME_MAX + 2]; /* never cut: policy_check_path judges it */
@@ -676,6 +678,8 @@ static int include_dir(struct parser *p, char *const *word, size_t nword)
 	p->may_include = 0;
 	if ((p->policy->include = strdup(word[1])) == NULL)
 		return out_of_memory(p);
+	if (!p->reads_files)
+		return 0;
 	if ((count = rc = policy_dropins(word[1], &list, p->why, p->n)) > ISO_POLICY_DROPINS_MAX)
 		rc = fail(p, "expected at most %d *.conf files in %s, got %d",
 			  ISO_POLICY_DROPINS_MAX, word[1], count);
@@ -730,10 +734,12 @@ static int parse_line(struct parser *p, const char *text, size_t len)
 
 /* Appends the rules of `text` to out; on failure out is emptied. */
 static int parse_more(const char *text, size_t len, const char *name, int check,
-		      int may_include, struct iso_policy *out, char *why, size_t n)
+		      int may_include, int reads_files, struct iso_policy *out, char *why,
+		      size_t n)
 {
 	struct parser p = { .name = name != NULL ? name : "(policy)", .why = why, .n = n,
-			    .policy = out, .check = check, .may_include = may_include };
+			    .policy = out, .check = check, .may_include = may_include,
+			    .reads_files = reads_files };
 	size_t pos = 0;
 	int rc = 0;
 
@@ -767,7 +773,7 @@ int policy_parse(const char *text, size_t len, const char *name, struct iso_poli
 		 char *why, size_t n)
 {
 	*out = (struct iso_policy){ 0 };
-	return parse_more(text, len, name, 1, 1, out, why, n);
+	return parse_more(text, len, name, 1, 1, 0, out, why, n);
 }
 
 /* ---- The file ---- */
@@ -864,7 +870,7 @@ int policy_add_file(const char *path, int check, int may_include, struct iso_pol
 		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got more", path,
 			     ISO_POLICY_FILE_MAX);
 	if (rc == 0)
-		rc = parse_more(text, len, path, check, may_include, into, why, n);
+		rc = parse_more(text, len, path, check, may_include, 1, into, why, n);
 	free(text);
 done:
 	if (rc < 0)

@@ -98,7 +98,9 @@ int policy_check_path(const char *path, uid_t owner, char *why, size_t n);
 /* The same for a directory and every directory above it. */
 int policy_check_dir(const char *path, uid_t owner, char *why, size_t n);
 
-/* Parse policy text (`name` is used in messages). Returns 0 or -EINVAL with
+/* Parse policy text (`name` is used in messages). It reads no file: an
+ * "include DIR" line is checked and recorded in out->include, and only
+ * policy_load() reads DIR's drop-ins. Returns 0 or -EINVAL with
  * "name:line: expected ..." in why. On failure *out holds nothing. */
 int policy_parse(const char *text, size_t len, const char *name,
 		 struct iso_policy *out, char *why, size_t n);

@@ -530,6 +530,31 @@ START_TEST(include_needs_one_absolute_directory)
 }
 END_TEST
 
+/* The text parser reads no file: an include is checked and recorded, and
+ * only policy_load() reads the drop-ins. Here the directory holds a
+ * drop-in that would not parse, below a world-writable /tmp that the file
+ * checks refuse: neither is looked at. (The policy fuzz target once read
+ * the host's /etc through "include /etc".) */
+START_TEST(include_in_text_reads_no_file)
+{
+	char dir[] = "/tmp/unit_policy.XXXXXX", file[64], text[128];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/broken.conf", dir);
+	ck_assert_ptr_nonnull(f = fopen(file, "w"));
+	fputs("this is no policy\n", f);
+	fclose(f);
+	snprintf(text, sizeof(text), "include %s\n" RULE_HEAD "}\n", dir);
+	accepted(text);
+	ck_assert_str_eq(pol.include, dir);
+	ck_assert_uint_eq(pol.nrules, 1);
+	policy_free(&pol);
+	unlink(file);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(include_only_once)
 {
 	refused("include /nonexistent/a\ninclude /nonexistent/b\n",
@@ -1181,6 +1206,7 @@ static Suite *policy_suite(void)
 
 	tcase_add_checked_fixture(bad, NULL, teardown_policy);
 	tcase_add_test(bad, include_needs_one_absolute_directory);
+	tcase_add_test(bad, include_in_text_reads_no_file);
 	tcase_add_test(bad, include_only_once);
 	tcase_add_test(bad, include_not_inside_a_rule);
 	tcase_add_test(bad, unknown_top_level_word_names_include);
