@@ -681,7 +681,7 @@ START_TEST(pool_delegated_in_subuid_or_subgid_refused_naming_it)
 		{ "alice:1899999990:10\nbob:1900000010:100\n", NULL, NULL },
 		{ NULL, "carol:1900000003:1\n", "/subgid gives 'carol' ids 1900000003-1900000003" },
 	};
-	char got[4][512];
+	char got[4][sizeof(why)];
 	int rc[4];
 
 	for (size_t i = 0; i < 4; i++) {
