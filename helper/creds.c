@@ -9,11 +9,14 @@
  *    accepted; never anything the caller sends.
  *  - Two live guests MUST NOT share a uid: a uid is used only while its
  *    lease lock is held. A lease MUST be given back (lease_release) only
- *    when no process of the uid can be left: every process that ran under
- *    it did so in the PID namespace of a reaper (root's) that has killed
- *    and reaped everything there (and reported so) or has been waited for.
- *    Every other lease (a new file, or a helper that died holding it) is
- *    swept (every process of the uid killed) before the uid is used.
+ *    when no process a guest started under the uid can be left: every one
+ *    ran in the PID namespace of a reaper (root's) that has killed and
+ *    reaped everything there (and reported so) or has been waited for.
+ *    Every uid taken from the pool is swept (every process whose real or
+ *    saved uid it is, killed) before it is used: what a helper that died
+ *    left, and what a set-user-ID file a guest left let anyone start.
+ *  - A lease holds one of the caller's slots, live or kept idle by its
+ *    connection: the caller never holds more than its rule's 'guests'.
  *  - creds_drop MUST leave no way back to root: ids are read back, and
  *    setuid(0) must fail.
  */
@@ -147,16 +150,16 @@ int state_prepare(char *why, size_t n)
 	return ensure_root_dir(CALLER_DIR, 0700, why, n);
 }
 
-int caller_slot_take(uid_t caller, uint32_t max, char *why, size_t n)
+int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n)
 {
 	static uint32_t next; /* where the last search ended: usually free */
-	char path[sizeof(CALLER_DIR) + 32];
+	char path[sizeof(CALLER_DIR) + 48];
 
 	for (uint32_t i = 0; i < max; i++) {
 		uint32_t slot = (next + i) % max;
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/%u.%u", CALLER_DIR, (unsigned)caller,
+		snprintf(path, sizeof(path), "%s/%u.%s%u", CALLER_DIR, (unsigned)caller, what,
 			 (unsigned)slot);
 		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
@@ -169,8 +172,8 @@ int caller_slot_take(uid_t caller, uint32_t max, char *why, size_t n)
 		if (errno != EWOULDBLOCK)
 			return iso_why_errno(why, n, "flock %s", path);
 	}
-	return iso_why(why, n, EAGAIN, "uid %u has %u live guests, as many as its rule's "
-		       "'guests' allows", (unsigned)caller, (unsigned)max);
+	return iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as many as its rule's "
+		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
 }
 
 /* Kill every process running under uid (never 0). */
@@ -180,14 +183,15 @@ static void uid_sweep(uid_t uid)
 
 	if (uid == 0)
 		return;
-	pid = fork();
+	/* vfork: no page tables copied; the child only makes two calls. */
+	pid = vfork();
 	if (pid == 0) {
 		/* kill(-1) reaches exactly the processes this uid may signal:
 		 * those whose real or saved uid is `uid`. One pass is enough:
 		 * the kernel walks the task list under the lock fork() needs
 		 * to add a child, and a process with SIGKILL pending cannot
 		 * fork, so no process of the uid can appear behind the walk. */
-		if (setresuid(uid, uid, uid) < 0)
+		if (syscall(SYS_setresuid, uid, uid, uid) < 0)
 			_exit(1);
 		(void)kill(-1, SIGKILL);
 		_exit(0);
@@ -197,13 +201,10 @@ static void uid_sweep(uid_t uid)
 			;
 }
 
-/* The lease file's size tells how the uid's last lease ended: 1 byte
- * after lease_release(), 0 while leased (and for a new file). *clean says
- * which it was; the file is marked leased before this returns. */
-static int try_lease(uid_t uid, struct iso_lease *lease, int *clean)
+/* The lease file's lock; a record a helper that died left in it goes. */
+static int try_lease(uid_t uid, struct iso_lease *lease)
 {
 	char path[sizeof(LEASE_DIR) + 16];
-	struct stat st;
 	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
@@ -217,7 +218,6 @@ static int try_lease(uid_t uid, struct iso_lease *lease, int *clean)
 		close(fd);
 		return err == EWOULDBLOCK ? -EAGAIN : -err;
 	}
-	*clean = fstat(fd, &st) == 0 && st.st_size == 1;
 	if (ftruncate(fd, 0) < 0) {
 		err = errno;
 		close(fd);
@@ -238,22 +238,26 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 	 * instead of having them all contend for its first uid. */
 	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) < 0)
 		start = (uint32_t)getpid();
+	lease->slot_fd = caller_slot_take(caller, "guest", rule->guests_max, why, n);
+	if (lease->slot_fd < 0)
+		return lease->slot_fd;
 	for (uint64_t i = 0; i < size; i++) {
 		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
-		int rc, clean = 0;
+		int rc;
 
 		if (uid == 0 || uid == (uid_t)-1 || uid == caller)
 			continue;
-		rc = try_lease(uid, lease, &clean);
+		rc = try_lease(uid, lease);
 		if (rc == -EAGAIN)
 			continue;
-		if (rc < 0)
-			return iso_why(why, n, -rc, "lease of uid %u: %s", (unsigned)uid,
-				       strerror(-rc));
-		if (!clean)
+		if (rc == 0) {
 			uid_sweep(uid);
-		return 0;
+			return 0;
+		}
+		close(lease->slot_fd);
+		return iso_why(why, n, -rc, "lease of uid %u: %s", (unsigned)uid, strerror(-rc));
 	}
+	close(lease->slot_fd);
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
 		       (unsigned)rule->pool_first, (unsigned)rule->pool_last);
 }
@@ -262,10 +266,8 @@ void lease_release(struct iso_lease *lease)
 {
 	if (lease->lock_fd < 0)
 		return;
-	/* Nothing of the uid is left (the invariant above): the next lease
-	 * need not sweep. Should this fail, it sweeps. */
-	(void)!ftruncate(lease->lock_fd, 1);
 	close(lease->lock_fd);
+	close(lease->slot_fd);
 	lease->lock_fd = -1;
 }
 

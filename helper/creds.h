@@ -32,12 +32,14 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n);
 
 /*
  * A leased pool uid: held while lock_fd holds an exclusive flock on
- * ISO_STATE_DIR/leases/<uid>, so no other helper can lease it; the kernel
- * drops the lock if the helper dies.
+ * ISO_STATE_DIR/leases/<uid>, so no other helper can lease it, and with it
+ * one of the caller's guest slots (slot_fd); the kernel drops both locks
+ * if the helper dies.
  */
 struct iso_lease {
 	uid_t uid;
 	int lock_fd;
+	int slot_fd;
 };
 
 /* Compiled seccomp filters, kept for the boot (confine_prepare). */
@@ -47,25 +49,26 @@ struct iso_lease {
 int state_prepare(char *why, size_t n);
 
 /*
- * Lease a free uid of the rule's pool, never the caller's. Unless its last
- * lease was given back with lease_release(), every process still running
- * under it (left by a helper that died) is killed first. Returns 0,
- * -EAGAIN when every uid of the pool is leased, or -errno.
+ * Take one of the caller's guest slots (its rule's 'guests') and lease a
+ * free uid of the rule's pool, never the caller's; every process whose real
+ * or saved uid it is gets killed first. Returns 0, -EAGAIN when the caller
+ * holds every slot or every uid of the pool is leased, or -errno.
  */
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n);
 
 /*
- * One of the caller's `max` slots (ISO_STATE_DIR/callers/UID.N), held by an
- * exclusive flock on the returned descriptor while one of its guests lives:
- * every helper of the caller takes from the same slots, so its live guests
- * never number more than `max`; the kernel drops the lock if the helper
- * dies. Returns the descriptor, -EAGAIN when all are held, or -errno.
+ * One of the caller's `max` slots of `what` (ISO_STATE_DIR/callers/UID.whatN),
+ * held by an exclusive flock on the returned descriptor: every helper of
+ * the caller takes from the same slots, so the caller never holds more than
+ * `max`; the kernel drops the lock if the helper dies. The files stay (one
+ * removed while another helper opens it would let two hold the same slot).
+ * Returns the descriptor, -EAGAIN when all are held, or -errno.
  */
-int caller_slot_take(uid_t caller, uint32_t max, char *why, size_t n);
+int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n);
 
-/* Give the uid back, marked clean: only once no process of it can be left
- * (every guest's reaper waited for). */
+/* Give the uid and its slot back: only once no process a guest started
+ * under it can be left (every guest's reaper waited for). */
 void lease_release(struct iso_lease *lease);
 
 /*

@@ -73,7 +73,13 @@ int main(int argc, char **argv)
 			ISO_POLICY_PATH, (unsigned)server.caller.uid);
 		return refuse_client(EACCES, why);
 	}
+	/* One connection more than the guests the caller may have, so that at
+	 * its ceiling it can still list and stop them: no caller takes every
+	 * connection isospawn.socket accepts, nor keeps helpers (root's, so
+	 * not counted in its RLIMIT_NPROC) without bound. Held until exit. */
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
+	    (rc = caller_slot_take(server.caller.uid, "connection", server.rule->guests_max + 1,
+				   why, sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	if ((rc = confine_prepare(server.rule, server.world.root_fd, ISO_FILTER_DIR,

@@ -35,7 +35,7 @@
  *    prepared before the clone. A reaper allocates nothing once it has its
  *    plan (made before the clone, or a spare's from the forwarded request).
  *  - A spare serves one guest and carries nothing from one to another: it
- *    is cloned with fresh namespaces and a uid given back clean, keeps no
+ *    is cloned with fresh namespaces and a uid swept or kept, keeps no
  *    descriptor of the helper's but what every reaper keeps, and holds no
  *    memory but the helper's own.
  */
@@ -406,7 +406,7 @@ static void final_env(const struct iso_plan *plan, int channel,
  * (the very datagram, and the caller's descriptors), decides it again from
  * the same bytes under the same rule, and is its reaper from there on. It
  * serves one guest: it carries nothing from one to the next (fresh
- * namespaces, a uid given back clean, only the helper's own memory).
+ * namespaces, a uid swept or kept, only the helper's own memory).
  */
 static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 				int report_fd)
@@ -511,7 +511,6 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	ctx->nidle = 0;
 	ctx->spare.pid = 0;
 	ctx->spare.request_fd = -1;
-	ctx->spare.slot_fd = -1;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (ctx->devnull < 0 || ctx->helper_pidfd < 0)
@@ -529,8 +528,11 @@ static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
 	return lease_acquire(ctx->confine->rule, ctx->caller, lease, why, n);
 }
 
-/* The guest's PID namespace is gone, so nothing runs under this uid any
- * more: keep the lease for the next spawn, or give it back. */
+/* Everything the guest started is gone: keep the lease (and with it the
+ * caller's slot) for the next spawn, or give it back. A uid kept is not
+ * swept again: it never left this connection, and what a set-user-ID file
+ * could start under it no sweep rules out (it may come later, or drop its
+ * saved uid): SECURITY.md, guarantee 11. */
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
 	if (ctx->nidle < ISO_IDLE_LEASES) {
@@ -606,26 +608,19 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		int *client_chan, char *why, size_t n)
 {
 	struct iso_wire_exited gone;
-	int rc, slot;
+	int rc;
 
 	*client_chan = -1;
-	slot = caller_slot_take(ctx->caller, ctx->confine->rule->guests_max, why, n);
-	if (slot < 0)
-		return slot;
-	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0) {
-		close(slot);
+	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
 		return rc;
-	}
 	rc = world_lease(ctx->world, child->lease.uid, why, n);
 	if (rc == 0 && (ctx->spare.pid == 0 ||
 			use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0))
 		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
 	if (rc < 0) {
 		lease_put(ctx, &child->lease);
-		close(slot);
 		return rc;
 	}
-	child->slot_fd = slot;
 	if (plan->channel && (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
 		/* The reaper goes, and with it what it started. */
 		(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
@@ -720,8 +715,6 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	close(child->report_fd);
 	if (!child->reported)
 		lease_put(ctx, &child->lease);
-	/* Its whole namespace is gone: the caller's slot is free again. */
-	close(child->slot_fd);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)

@@ -26,8 +26,7 @@ struct iso_child {
 	int pidfd;	/* its pidfd, readable once it has exited */
 	int report_fd;	/* read end of the reaper's report */
 	int request_fd;	/* a spare's: where its request goes, or -1 */
-	struct iso_lease lease; /* the guest's uid, held until spawn_end() */
-	int slot_fd;	/* one of the caller's slots (caller_slot_take), or -1 */
+	struct iso_lease lease; /* the guest's uid and the caller's slot */
 	int reported;	/* its end read (spawn_report), the reaper not yet gone */
 };
 
@@ -36,11 +35,11 @@ struct iso_spawn_ctx {
 	const struct iso_world *world;	   /* the template of the guest's tree */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
-	uid_t caller;	  /* whose live guests count against the rule's 'guests' */
-	struct iso_lease idle[ISO_IDLE_LEASES];
+	uid_t caller;	  /* whose leases count against the rule's 'guests' */
+	struct iso_lease idle[ISO_IDLE_LEASES]; /* each with its slot */
 	size_t nidle;
 	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
-				   * no lease nor slot until it has one */
+				   * no lease until it has one */
 };
 
 /* Once per connection: what every spawn needs. `confine` and `world` are

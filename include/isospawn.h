@@ -159,8 +159,9 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
  * caller once, so a caller no rule admits is refused here.
  * On success *out is a new connection; release it with iso_close().
  * Returns 0; -EACCES the helper refused the caller (iso_last_error() says
- * why); -ENOENT the helper is missing; -EPROTO the helper spoke another
- * protocol; -ENOMEM; -EMFILE; -EIO the helper failed.
+ * why); -EAGAIN the caller has as many connections open as its rule allows
+ * (its "guests" + 1); -ENOENT the helper is missing; -EPROTO the helper
+ * spoke another protocol; -ENOMEM; -EMFILE; -EIO the helper failed.
  */
 ISO_PUBLIC int iso_open(iso_conn **out);
 
@@ -287,8 +288,9 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
  * iso_wait() as ISO_OUTCOME_FAILED, never as an exit code.
  * Returns 0; -EACCES refused by policy; -EINVAL malformed request (or a
  * stdio fd closed since iso_spec_set_stdio()); -E2BIG the request does not
- * fit in one message; -EAGAIN the pool is exhausted, or the caller has as
- * many live guests as its rule's "guests" allows; -ENOSYS the kernel
+ * fit in one message; -EAGAIN the pool is exhausted, or the caller holds as
+ * many uids (live guests, and those its connections keep for their next)
+ * as its rule's "guests" allows; -ENOSYS the kernel
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
  * -ENOMEM; -EIO.
  */

@@ -446,7 +446,8 @@ static int await_hello(iso_conn *conn)
 				 "helper's first message is of type %u, not HELLO",
 				 conn->msg.type);
 	if (h->err != 0) {
-		int code = h->err == EACCES || h->err == EPERM ? -EACCES : -EIO;
+		int code = h->err == EACCES || h->err == EPERM ? -EACCES
+			   : h->err == EAGAIN ? -EAGAIN : -EIO;
 
 		if (h->message != NULL)
 			return iso__fail(code, "%s", h->message);

@@ -236,8 +236,9 @@ START_TEST(drop_with_capabilities_left_is_refused)
 END_TEST
 
 /* A process of uid that the test (root) starts outside any guest: what a
- * sweep would kill. Returns once it runs as uid. */
-static pid_t stray_of(uid_t uid)
+ * sweep would kill. With real != uid it is what a set-user-ID file of uid
+ * gives anyone who runs it: real uid theirs, effective and saved uid. */
+static pid_t stray_of(uid_t uid, uid_t real)
 {
 	int ready[2];
 	char byte = 0;
@@ -246,7 +247,7 @@ static pid_t stray_of(uid_t uid)
 	ck_assert_int_eq(pipe(ready), 0);
 	pid = fork();
 	if (pid == 0) {
-		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		if (setresgid(uid, uid, uid) < 0 || setresuid(real, uid, uid) < 0)
 			_exit(99);
 		(void)!write(ready[1], &byte, 1);
 		pause();
@@ -275,31 +276,60 @@ static int was_swept(pid_t stray)
 	return 0;
 }
 
-/* The lease's sweep kills every process of a uid where one may be left:
- * at its first lease, and after a helper died holding it. A lease given
- * back with lease_release() (every guest's reaper waited for: nothing of
- * the uid left) is taken again without one. */
-START_TEST(lease_sweeps_unless_the_last_was_given_back)
+/* Review finding 2: every uid taken from the pool is swept (every process
+ * whose real or saved uid it is, killed): at its first lease, after a
+ * helper died holding it, and after a lease given back in order too, as a
+ * set-user-ID file a guest left may have let anyone start one since. */
+START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
+				 .guests_max = 1 };
 	struct iso_lease lease;
 	char why[256] = "";
-	pid_t stray;
+	pid_t stray, holder;
+	int status;
 
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
-	stray = stray_of(GUEST_UID);
+	stray = stray_of(GUEST_UID, GUEST_UID);
 	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "the first lease of the uid did not sweep it");
 	lease_release(&lease);
-	stray = stray_of(GUEST_UID);
+	stray = stray_of(GUEST_UID, CALLER_UID);
 	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
-	ck_assert_msg(!was_swept(stray), "a lease given back clean was swept again");
-	/* The holder dies: its lock goes, lease_release() never ran. */
-	close(lease.lock_fd);
-	stray = stray_of(GUEST_UID);
+	ck_assert_msg(was_swept(stray), "a lease given back in order was not swept again "
+		      "(a set-user-ID process of the uid survived)");
+	lease_release(&lease);
+	/* The holder dies: its locks go, lease_release() never runs. */
+	holder = fork();
+	if (holder == 0)
+		_exit(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0 ? 0 : 1);
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder could not lease");
+	stray = stray_of(GUEST_UID, GUEST_UID);
 	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease whose holder died was not swept");
 	lease_release(&lease);
+}
+END_TEST
+
+/* Review finding 5: a lease holds one of the caller's 'guests' slots until
+ * it is given back. */
+START_TEST(lease_holds_one_of_the_callers_slots)
+{
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID + 1,
+				 .guests_max = 1 };
+	struct iso_lease lease, second;
+	char why[256] = "";
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	ck_assert_msg(lease_acquire(&rule, CALLER_UID, &lease, why, sizeof(why)) == 0, "lease: %s",
+		      why);
+	ck_assert_int_eq(lease_acquire(&rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
+	ck_assert_msg(strstr(why, "'guests'") != NULL, "%s", why);
+	lease_release(&lease);
+	ck_assert_msg(lease_acquire(&rule, CALLER_UID, &second, why, sizeof(why)) == 0,
+		      "lease once the first is given back: %s", why);
+	lease_release(&second);
 }
 END_TEST
 
@@ -307,7 +337,8 @@ END_TEST
  * socket mode the helper's real uid is root's, not the caller's). */
 START_TEST(lease_never_takes_the_callers_uid)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
+				 .guests_max = 1 };
 	struct iso_lease lease;
 	char why[256] = "";
 
@@ -334,7 +365,8 @@ int main(void)
 	tcase_add_test(tc, state_directories_are_root_root_with_explicit_modes);
 	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
-	tcase_add_test(tc, lease_sweeps_unless_the_last_was_given_back);
+	tcase_add_test(tc, lease_sweeps_every_uid_taken_from_the_pool);
+	tcase_add_test(tc, lease_holds_one_of_the_callers_slots);
 	tcase_add_test(tc, lease_never_takes_the_callers_uid);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

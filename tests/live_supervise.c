@@ -261,7 +261,9 @@ static void client_wait_go(int in)
 		;
 }
 
-static void client_start(struct client *c, client_body body)
+/* The client runs as uid (gid = uid), with the supplementary group
+ * `group` unless it is 0. */
+static void client_start_as(struct client *c, client_body body, uid_t uid, gid_t group)
 {
 	int up[2], down[2];
 
@@ -273,9 +275,9 @@ static void client_start(struct client *c, client_body body)
 	if (c->pid == 0) {
 		close(up[0]);
 		close(down[1]);
-		if (setgroups(0, NULL) < 0 || setresgid(S_CALLER, S_CALLER, S_CALLER) < 0 ||
-		    setresuid(S_CALLER, S_CALLER, S_CALLER) < 0 || geteuid() != S_CALLER) {
-			dprintf(up[1], "error: cannot become uid %u: %s\n", S_CALLER,
+		if (setgroups(group ? 1 : 0, &group) < 0 || setresgid(uid, uid, uid) < 0 ||
+		    setresuid(uid, uid, uid) < 0 || geteuid() != uid) {
+			dprintf(up[1], "error: cannot become uid %u: %s\n", (unsigned)uid,
 				strerror(errno));
 			_exit(1);
 		}
@@ -286,6 +288,11 @@ static void client_start(struct client *c, client_body body)
 	close(down[0]);
 	c->from = up[0];
 	c->to = down[1];
+}
+
+static void client_start(struct client *c, client_body body)
+{
+	client_start_as(c, body, S_CALLER, 0);
 }
 
 /* One line from the client; the test fails on "error ..." or silence. */
@@ -1637,6 +1644,199 @@ START_TEST(live_callers_live_guests_are_bounded_across_its_connections)
 }
 END_TEST
 
+/* The rule of tests/policy.conf.in whose members share a pool of two uids
+ * with 'guests 1'. */
+#define H_GROUP 4000110u
+#define H_MEMBER 4000111u
+#define H_OTHER 4000112u
+
+/* Client: a guest run to its end on one connection, whose helper keeps
+ * its uid for the next; then a guest asked on a second connection. */
+static int client_keeps_an_ended_guests_uid(int out, int in)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	iso_conn *a, *b;
+	iso_guest *g;
+	int rc;
+
+	if ((rc = iso_open(&a)) < 0 || (rc = iso_open(&b)) < 0)
+		return client_error(out, "iso_open", rc);
+	if ((rc = start(a, argv, 0, -1, &g)) < 0 || (rc = iso_wait(g, 10000)) != 0)
+		return client_error(out, "the first guest", rc);
+	/* Its slot stays held until its reaper is gone, a moment after its
+	 * end; then it is free, or held by the uid kept. */
+	for (int i = 0; i < 40; i++) {
+		if ((rc = start(b, argv, 0, -1, &g)) != -EAGAIN)
+			break;
+		sleep_ms(50);
+	}
+	if (rc == 0)
+		rc = iso_wait(g, 10000);
+	dprintf(out, "second %d %s\n", rc, rc < 0 ? iso_last_error() : "ran");
+	client_wait_go(in);
+	return 0;
+}
+
+/* Client: one guest run to its end. */
+static int client_runs_one_guest(int out, int in)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+	int rc;
+
+	(void)in;
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	rc = start(conn, argv, 0, -1, &g);
+	if (rc == 0)
+		rc = iso_wait(g, 10000);
+	dprintf(out, "guest %d %s\n", rc, rc != 0 ? iso_last_error() : "ran");
+	iso_close(conn);
+	return 0;
+}
+
+/* Review finding 5: the uid a connection keeps for its next guest counts
+ * against 'guests' like a live guest, so one member of a group rule cannot
+ * hold the rule's whole pool by keeping ended guests' uids on connections
+ * of its own. */
+START_TEST(live_kept_uids_count_against_guests_so_one_member_cannot_hold_the_pool)
+{
+	struct client hoarder, other;
+	char line[512], theirs[512];
+
+	client_start_as(&hoarder, client_keeps_an_ended_guests_uid, H_MEMBER, H_GROUP);
+	client_read(&hoarder, theirs, sizeof(theirs), 30000);
+	client_start_as(&other, client_runs_one_guest, H_OTHER, H_GROUP);
+	client_read(&other, line, sizeof(line), 30000);
+	client_end(&other, 0);
+	client_go(&hoarder);
+	client_end(&hoarder, 0);
+	ck_assert_msg(strcmp(line, "guest 0 ran") == 0,
+		      "another member, while the first holds one uid: %s", line);
+	ck_assert_msg(strncmp(theirs, "second -11 ", 11) == 0 && strstr(theirs, "'guests'"),
+		      "a second guest of the first member, its first one's uid kept: %s", theirs);
+}
+END_TEST
+
+/* Client: as many connections as the rule allows ('guests' + 1), then one
+ * more; then one more again once one has closed. */
+static int client_opens_connections(int out, int in)
+{
+	iso_conn *conn[3];
+	int rc;
+
+	(void)in;
+	for (int i = 0; i < 2; i++)
+		if ((rc = iso_open(&conn[i])) < 0)
+			return client_error(out, "iso_open", rc);
+	rc = iso_open(&conn[2]);
+	dprintf(out, "third %d %s\n", rc, rc < 0 ? iso_last_error() : "opened");
+	iso_close(conn[0]);
+	if ((rc = iso_open(&conn[0])) < 0)
+		return client_error(out, "iso_open once one has closed", rc);
+	dprintf(out, "reopened\n");
+	return 0;
+}
+
+/* Review finding 5: a caller's connections (root helpers, not counted in
+ * its RLIMIT_NPROC; in socket mode, taken from every caller's
+ * MaxConnections) are bounded by its rule: 'guests' + 1. */
+START_TEST(live_callers_connections_are_bounded_by_guests_plus_one)
+{
+	struct client c;
+	char line[512];
+
+	client_start_as(&c, client_opens_connections, H_MEMBER, H_GROUP);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(strncmp(line, "third -11 ", 10) == 0 && strstr(line, "connection slots"),
+		      "a third connection (guests 1): %s", line);
+	client_read(&c, line, sizeof(line), 30000);
+	client_end(&c, 0);
+}
+END_TEST
+
+/* The rule of tests/policy.conf.in with a pool of one uid. */
+#define W_CALLER 4000071u
+#define W_OUTSIDER 4000072u /* in no rule */
+
+/* Client: one guest run to its end; its uid reported. */
+static int client_reports_its_guests_uid(int out, int in)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+	int rc;
+
+	(void)in;
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	if ((rc = start(conn, argv, 0, -1, &g)) < 0 || (rc = iso_wait(g, 10000)) != 0)
+		return client_error(out, "the guest", rc);
+	dprintf(out, "uid %u\n", (unsigned)iso_guest_uid(g));
+	iso_close(conn);
+	return 0;
+}
+
+static uid_t run_one_guest_as(uid_t caller)
+{
+	struct client c;
+	char line[256];
+	unsigned u = 0;
+
+	client_start_as(&c, client_reports_its_guests_uid, caller, 0);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "uid %u", &u) == 1, "client said: %s", line);
+	ck_assert_int_eq(client_end(&c, 0), 0);
+	return u;
+}
+
+/* Review finding 2: a guest may leave a set-user-ID file in a write grant
+ * where the rule lets it (seccomp none); whoever runs it holds the pool
+ * uid outside every namespace. The next lease of that uid sweeps it: such
+ * a process, started before, is dead before the next guest runs. (Here
+ * root plants the file, as such a guest would have.) */
+START_TEST(live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest)
+{
+	const char *planted = T_SHARED "/set-user-id-probe";
+	uid_t uid = run_one_guest_as(W_CALLER);
+	char path[64], status[2048];
+	const char *ids;
+	int wstatus, running = 0;
+	pid_t stray;
+
+	test_install_file(T_PROBE, planted, 0755);
+	ck_assert_int_eq(chown(planted, uid, uid), 0);
+	ck_assert_int_eq(chmod(planted, 06755), 0);
+	stray = fork();
+	ck_assert_int_ge(stray, 0);
+	if (stray == 0) {
+		if (setgroups(0, NULL) == 0 && setresgid(W_OUTSIDER, W_OUTSIDER, W_OUTSIDER) == 0 &&
+		    setresuid(W_OUTSIDER, W_OUTSIDER, W_OUTSIDER) == 0)
+			execl(planted, "probe", "sleep", "60", (char *)NULL);
+		_exit(99);
+	}
+	/* It runs with the pool uid as its effective and saved uid. */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)stray);
+	for (int i = 0; i < 500 && !running; i++) {
+		if (read_text(path, status, sizeof(status)) > 0 &&
+		    (ids = status_field(status, "\nUid:\t")) != NULL) {
+			unsigned r, e;
+			running = sscanf(ids, "%u %u", &r, &e) == 2 && e == uid;
+		}
+		if (!running)
+			sleep_ms(10);
+	}
+	ck_assert_msg(running, "the set-user-ID probe never ran as uid %u", (unsigned)uid);
+	ck_assert_uint_eq(run_one_guest_as(W_CALLER), uid);
+	ck_assert_msg(waitpid(stray, &wstatus, WNOHANG) == stray && WIFSIGNALED(wstatus) &&
+			      WTERMSIG(wstatus) == SIGKILL,
+		      "the process of uid %u started from a set-user-ID file outlived its "
+		      "next lease", (unsigned)uid);
+	ck_assert_int_eq(unlink(planted), 0);
+}
+END_TEST
+
 static Suite *supervise_suite(void)
 {
 	Suite *s = suite_create("live_supervise");
@@ -1685,9 +1885,12 @@ static Suite *supervise_suite(void)
 	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
+	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_add_test(many, live_callers_live_guests_are_bounded_across_its_connections);
+	tcase_add_test(many, live_kept_uids_count_against_guests_so_one_member_cannot_hold_the_pool);
+	tcase_add_test(many, live_callers_connections_are_bounded_by_guests_plus_one);
 	tcase_set_timeout(many, 120);
 	tcase_set_timeout(orphans, 60);
 	tcase_set_timeout(channel, 60);
