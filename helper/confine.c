@@ -8,8 +8,8 @@
  *    (on x86_64: native, int 0x80 and x32): a rule that a compat call skips
  *    is no rule.
  *  - The filter MUST still allow what the guest child does after loading
- *    it: dup2/dup3, close/close_range, fcntl, execveat/execve, write and
- *    exit_group. It is a deny list, so only the lists below can break that.
+ *    it (spawn.c loads it last): execveat, fcntl, write and exit_group.
+ *    It is a deny list, so only the lists below can break that.
  *  - Landlock MUST fail closed: a path the rule or the request names that
  *    cannot be opened is an error, never a rule silently dropped. Only
  *    built-in system paths missing on this machine are skipped.

@@ -11,7 +11,7 @@
  *           grants opened as the guest, its own copy of the tree),
  *           vfork --> guest: drop to the pool uid (verified), make the
  *                    channel and send the caller's end to the helper,
- *                    rlimits, Landlock, seccomp, fds, execveat
+ *                    Landlock, fds, rlimits, seccomp, execveat
  *           wait for the guest, kill and reap everything left in the
  *           namespace (all of it at the deadline), report, exit
  *   helper: read the report and tell the client; once the reaper (with
@@ -161,7 +161,10 @@ static int make_channel(int report_fd)
 /*
  * The guest, in the reaper's namespaces and tree: one step per mechanism,
  * in this fixed order, each failing closed: credentials (the channel is
- * made as the guest), rlimits, Landlock, seccomp, fds, exec.
+ * made as the guest), Landlock, fds, rlimits, seccomp, exec. The rlimits
+ * follow the fds so that a small nofile binds the program, not this
+ * set-up (which holds the ruleset and moves stdio out of the way); the
+ * filter comes last, so that only the exec must pass it.
  */
 static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 				const struct iso_plan *plan, uid_t uid, int prog,
@@ -179,13 +182,13 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 		guest_fail(ISO_STAGE_CREDENTIALS, -rc, why);
 	if (plan->channel && (fds[3] = make_channel(report_fd)) < 0)
 		guest_fail(ISO_STAGE_CREDENTIALS, -fds[3], "channel");
-	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
-		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
-	if ((rc = confine_apply_seccomp(c, why, sizeof(why))) < 0)
-		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_fds(fds, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	if ((rc = confine_apply_seccomp(c, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	exec_program(prog, plan->argv, envp);
 	/* Still missing after the retry: the #! interpreter, looked up in the

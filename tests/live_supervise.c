@@ -1577,6 +1577,31 @@ END_TEST
 #define NOFILE_ASKED 64
 #define NOFILE_GUESTS (4 * NOFILE_ASKED)
 
+/* A guest's nofile is its own: the helper's set-up after the drop holds
+ * more descriptors than a small nofile allows (the Landlock ruleset, the
+ * report socket, stdio moved out of the way), so the limit is set last,
+ * and a guest asking for 8 runs. */
+START_TEST(live_guest_with_a_small_nofile_runs)
+{
+	const char *quick[] = { T_PROBE, "exit", "0", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(S_CALLER);
+	conn = open_conn();
+	for (uint64_t nofile = 16; nofile >= 8; nofile /= 2) {
+		g = must_start_limited(conn, quick, nofile, 0);
+		must_end(g, 30000);
+		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_EXITED &&
+				      iso_guest_exit_code(g) == 0,
+			      "nofile %ju: outcome %d code %d stage %d", (uintmax_t)nofile,
+			      iso_guest_outcome(g), iso_guest_code(g), iso_guest_stage(g));
+		iso_guest_free(g);
+	}
+	iso_close(conn);
+}
+END_TEST
+
 /* Finding 11: a reaper holds only what it and its guest need, not every
  * descriptor of the helper, so a connection with four times the guests'
  * nofile in live guests (each holding a pidfd and a report socket in the
@@ -1888,6 +1913,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
+	tcase_add_test(many, live_guest_with_a_small_nofile_runs);
 	tcase_add_test(many, live_callers_live_guests_are_bounded_across_its_connections);
 	tcase_add_test(many, live_kept_uids_count_against_guests_so_one_member_cannot_hold_the_pool);
 	tcase_add_test(many, live_callers_connections_are_bounded_by_guests_plus_one);
