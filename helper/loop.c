@@ -351,9 +351,10 @@ static void classify(const struct iso_guest_slot *g, struct iso_wire_exited *ex)
 	if (ex->outcome != ISO_OUTCOME_SIGNALED) {
 		return;
 	} else if (ex->code == SIGXCPU ||
-		   (ex->code == SIGKILL && g->cpu_limit_s != UINT64_MAX &&
-		    cpu_us + 100000 >= g->cpu_limit_s * 1000000)) {
-		/* SIGXCPU at the soft limit, SIGKILL at the hard one. */
+		   (ex->code == SIGKILL && (cpu_us + 100000) / 1000000 >= g->cpu_limit_s)) {
+		/* SIGXCPU at the soft limit, SIGKILL at the hard one (within a
+		 * tenth of a second); in whole seconds, as a limit in seconds
+		 * times a million could wrap. */
 		ex->outcome = ISO_OUTCOME_LIMIT;
 		ex->limit_hit = ISO_LIMIT_CPU;
 	} else if (ex->code == SIGXFSZ) {

@@ -1577,6 +1577,29 @@ END_TEST
 #define NOFILE_ASKED 64
 #define NOFILE_GUESTS (4 * NOFILE_ASKED)
 
+/* 76480200929599801 s is 64 us past a multiple of 2^64 us: a guest killed
+ * with any CPU time at all looked like one the cpu limit ended. */
+#define HUGE_CPU_CALLER 4000073u
+
+START_TEST(live_killed_guest_is_no_cpu_limit_whatever_the_ceiling)
+{
+	const char *sleeper[] = { T_PROBE, "sleep", "60", NULL };
+	iso_conn *conn;
+	iso_guest *g;
+
+	become(HUGE_CPU_CALLER);
+	conn = open_conn();
+	g = must_start_limited(conn, sleeper, 0, 0);
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	must_end(g, 30000);
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED && iso_guest_code(g) == SIGKILL,
+		      "outcome %d code %d limit %d", iso_guest_outcome(g), iso_guest_code(g),
+		      iso_guest_limit(g));
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 /* A guest's nofile is its own: the helper's set-up after the drop holds
  * more descriptors than a small nofile allows (the Landlock ruleset, the
  * report socket, stdio moved out of the way), so the limit is set last,
@@ -1914,6 +1937,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_add_test(many, live_guest_with_a_small_nofile_runs);
+	tcase_add_test(signals, live_killed_guest_is_no_cpu_limit_whatever_the_ceiling);
 	tcase_add_test(many, live_callers_live_guests_are_bounded_across_its_connections);
 	tcase_add_test(many, live_kept_uids_count_against_guests_so_one_member_cannot_hold_the_pool);
 	tcase_add_test(many, live_callers_connections_are_bounded_by_guests_plus_one);
