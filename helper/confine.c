@@ -2,14 +2,17 @@
  * confine.c - seccomp, Landlock and resource limits for the guest.
  *
  * Invariants:
- *  - confine_prepare() MUST do all compiling; the confine_apply_* functions
+ *  - confine_prepare() MUST do all preparing; the confine_apply_* functions
  *    run in every guest child and MUST only load what was prepared.
  *  - The seccomp filter MUST cover every system call entry point of the CPU
  *    (on x86_64: native, int 0x80 and x32): a rule that a compat call skips
- *    is no rule.
+ *    is no rule. The programs are compiled at build time
+ *    (tools/seccomp-rules.c); a rule's own list is checked here on the
+ *    native and compat architectures alike.
  *  - The filter MUST still allow what the guest child does after loading
  *    it (spawn.c loads it last): execveat, fcntl, write and exit_group.
- *    It is a deny list, so only the lists below can break that.
+ *    It is a deny list, so only its lists (tools/seccomp-rules.c) and a
+ *    rule's seccomp-deny can break that.
  *  - Landlock MUST fail closed: a path the rule or the request names that
  *    cannot be opened is an error, never a rule silently dropped. Only
  *    built-in system paths missing on this machine are skipped.
@@ -20,7 +23,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,478 +41,79 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/openat2.h>
-#include <seccomp.h>
 
 #include "confine.h"
 #include "landlock.h"
+#include "seccomp-tables.h"
 #include "util.h"
 
 #define COUNT(array) (sizeof(array) / sizeof *(array))
 
 /* ---- seccomp ------------------------------------------------------ */
 
-/* A call denied outright (argc 0), or only when its argc compares are
- * all true (libseccomp allows one compare per argument). */
-struct deny_rule {
-	int nr;
-	unsigned argc;
-	struct scmp_arg_cmp cmp[2];
-};
-#define DENY(call) { SCMP_SYS(call), 0, { { 0, 0, 0, 0 } } }
-#define DENY_IF(call, arg, op, a, b) { SCMP_SYS(call), 1, { { arg, op, a, b } } }
-
-#if defined(__s390x__) || defined(__s390__)
-#define CLONE_FLAGS_ARG 1 /* s390 passes the stack pointer first */
-#else
-#define CLONE_FLAGS_ARG 0
-#endif
-#define DENY_CLONE(flag)                                                      \
-	DENY_IF(clone, CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, flag, flag)
-#define DENY_FAMILY(family) DENY_IF(socket, 0, SCMP_CMP_EQ, family, 0)
-
-/* Denied by the default and strict profiles. */
-static const struct deny_rule deny_default[] = {
-	DENY(ptrace),		 /* reads and steers other processes */
-	DENY(process_vm_readv),	 /* reads another process's memory */
-	DENY(process_vm_writev), /* writes another process's memory */
-	DENY(pidfd_getfd),	 /* steals another process's fds */
-	DENY(kcmp),		 /* probes other processes' kernel objects */
-	DENY(bpf),		 /* large kernel attack surface */
-	DENY(perf_event_open),	 /* side channels, kernel attack surface */
-	DENY(userfaultfd),	 /* stalls the kernel to win exploit races */
-	/* Keyrings are per uid, not per guest; request_key can also call
-	 * out to user space. */
-	DENY(keyctl), DENY(add_key), DENY(request_key),
-	/* io_uring's operations bypass this filter. */
-	DENY(io_uring_setup), DENY(io_uring_enter), DENY(io_uring_register),
-	/* Load or unload kernel code, or replace the running kernel. */
-	DENY(init_module), DENY(finit_module), DENY(delete_module),
-	DENY(kexec_load), DENY(kexec_file_load),
-	/* Open files bypassing path checks, and hand out the handles. */
-	DENY(open_by_handle_at), DENY(name_to_handle_at),
-	DENY(unshare),		 /* namespaces: user ns unlocks root paths */
-	DENY(setns),		 /* joins another process's namespaces */
-	/* Change the filesystem view (chroot also confuses path checks). */
-	DENY(mount), DENY(umount2), DENY(pivot_root), DENY(move_mount),
-	DENY(open_tree), DENY(fsopen), DENY(fsconfig), DENY(fsmount),
-	DENY(fspick), DENY(mount_setattr), DENY(chroot),
-	DENY(umount),		 /* i386's umount2 without flags (int 0x80 #22) */
-	/* Host administration. */
-	DENY(swapon), DENY(swapoff), DENY(reboot), DENY(acct), DENY(quotactl),
-	DENY(quotactl_fd),
-	/* Watch files and mounts past Landlock (unprivileged since 5.13). */
-	DENY(fanotify_init), DENY(fanotify_mark),
-	DENY(modify_ldt),	 /* x86 segment tables, a known exploit path */
-	DENY(lookup_dcookie),	 /* kernel profiling internals */
-	DENY(iopl), DENY(ioperm), /* raw I/O port access */
-	DENY(syslog),		 /* kernel log, kernel addresses */
-	/* The host's clock and identity. */
-	DENY(settimeofday), DENY(clock_settime), DENY(clock_adjtime),
-	DENY(adjtimex), DENY(sethostname), DENY(setdomainname),
-	/* i386's own names for the same clock calls. */
-	DENY(stime), DENY(clock_settime64), DENY(clock_adjtime64),
-	DENY(vhangup),		 /* hangs up a terminal others may share */
-	/* clone() creating a namespace is unshare(), denied above.
-	 * CLONE_NEWTIME is not listed: in clone() that bit belongs to the
-	 * exit signal, so only clone3 (ENOSYS here) and unshare could use it. */
-	DENY_CLONE(CLONE_NEWNS), DENY_CLONE(CLONE_NEWCGROUP),
-	DENY_CLONE(CLONE_NEWUTS), DENY_CLONE(CLONE_NEWIPC),
-	DENY_CLONE(CLONE_NEWUSER), DENY_CLONE(CLONE_NEWPID),
-	DENY_CLONE(CLONE_NEWNET),
-	/* The caller's terminal, which the guest may hold as its stdio: no
-	 * input pushed into it (TIOCSTI, TIOCLINUX), no signal to its
-	 * foreground group, the caller's (TIOCSWINSZ sends SIGWINCH, TIOCSIG
-	 * on a master any signal), no change that outlives the guest beyond
-	 * its modes (TIOCSETD: the line discipline, kernel attack surface
-	 * too; TIOCEXCL: every later open fails). Modes (TCSETS*, TCFLSH,
-	 * TCXONC) stay: an interactive guest needs them, and they act on the
-	 * terminal as its own output does. The kernel reads the request as
-	 * 32 bits, so compare only those. */
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI),
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX),
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSWINSZ),
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSIG),
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSETD),
-	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCEXCL),
-	/* Every socket family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK:
-	 * AF_VSOCK reaches the hypervisor's services, AF_ALG and the rest are
-	 * kernel attack surface. On x86 libseccomp cannot see the family of
-	 * socketcall(SYS_SOCKET) (it is in memory) and so refuses that call
-	 * whole: 32-bit programs need the direct socket() call, which every
-	 * kernel since 4.3 has. 3 .. 9 are AX25 .. X25, 11 .. 15 ROSE .. KEY. */
-	DENY_FAMILY(AF_UNSPEC), DENY_FAMILY(3), DENY_FAMILY(4), DENY_FAMILY(5),
-	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
-	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
-	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
-};
-
 /*
- * Set-user-ID and set-group-ID bits, refused as systemd's RestrictSUIDSGID=
- * does: a file a guest leaves with one in a write grant would run as its
- * pool uid or gid for anyone on the host. The calls that take a mode, and
- * the argument that holds it; open and openat only with flags (the
- * argument before) that create a file: O_CREAT, or O_TMPFILE's own bit
- * (which systemd leaves out). Not mkdir: the kernel drops both bits from
- * its mode. openat2's mode is in memory, so it fails with ENOSYS
- * (add_rules), as fchmodat2 does (number_prefix); C libraries then use
- * openat and fchmodat.
+ * A rule's seccomp-deny list, put before the rule's profile program
+ * (seccomp-tables.h): for each listed call, on each architecture where it has a
+ * number, load the architecture, skip the next three unless it is this one,
+ * load the call's number, and return the rule's action if it is the call's.
+ * Five instructions a check, so every jump is the same. A call the program
+ * answers with ENOSYS has no number here, and keeps its ENOSYS.
  */
-static const struct {
-	int nr;
-	unsigned mode_arg;
-	int creates; /* only with a creating flag in mode_arg - 1 */
-} setid_calls[] = {
-	{ SCMP_SYS(chmod), 1, 0 },   { SCMP_SYS(fchmod), 1, 0 },
-	{ SCMP_SYS(fchmodat), 2, 0 }, { SCMP_SYS(creat), 1, 0 },
-	{ SCMP_SYS(mknod), 1, 0 },   { SCMP_SYS(mknodat), 2, 0 },
-	{ SCMP_SYS(open), 2, 1 },    { SCMP_SYS(openat), 3, 1 },
-};
+#define DENY_CHECK_LEN 5
 
-/* Added by the strict profile: what ordinary programs never need and where
- * kernel bugs have been found. */
-static const struct deny_rule deny_strict[] = {
-	/* NUMA placement: host-wide memory policy, other processes' pages. */
-	DENY(mbind), DENY(set_mempolicy), DENY(migrate_pages), DENY(move_pages),
-	DENY(process_madvise),	 /* acts on another process's memory */
-	DENY(uselib),		 /* obsolete a.out loader */
-	DENY(vm86), DENY(vm86old), /* obsolete virtual 8086 mode (x86) */
-	/* Netlink too: only AF_UNIX, AF_INET and AF_INET6, whose code is the
-	 * most used and reviewed. */
-	DENY_FAMILY(AF_NETLINK),
-};
-
-#if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
-/*
- * Calls decided by number, refused like any denied call or with ENOSYS:
- * from Linux 5.1 on every architecture here (and its compat one) numbers
- * new calls alike. The filter begins with these, before libseccomp's
- * program. Those from 457 on are newer than what libseccomp 2.5.4 names;
- * fchmodat2 it names, but not the kernel headers of every build.
- */
-static const struct {
-	uint32_t nr;
-	int enosys;
-} by_number[] = {
-	{ 452, 1 }, /* fchmodat2: its mode unfiltered (setid_calls) */
-	{ 457, 0 }, /* statmount: the mount tree, past Landlock */
-	{ 458, 0 }, /* listmount: the same */
-	{ 460, 0 }, /* lsm_set_self_attr: changes the process's LSM label */
-	{ 467, 0 }, /* open_tree_attr: open_tree, which is denied */
-};
-/* file_setattr (Linux 6.17) is the last call reviewed. Every number above
- * it is a call nobody reviewed and fails with ENOSYS, so C libraries fall
- * back as on an older kernel; numbers from ARM's private 0xf0000 (and x32's
- * 0x40000000) up are left to libseccomp's program, which knows them. */
-#define REVIEWED_MAX 469
-#define PRIVATE_FIRST 0xf0000
-#define PREFIX_LEN (COUNT(by_number) + 5)
-
-/* The first PREFIX_LEN instructions of the filter. */
-static void number_prefix(struct sock_filter *f, uint32_t action)
+static size_t deny_prefix(char *const *names, uint32_t action, struct sock_filter *f)
 {
-	const size_t n = COUNT(by_number);
+	size_t k = 0;
 
-	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					    offsetof(struct seccomp_data, nr));
-	for (size_t i = 1; i <= n; i++) /* to f[n + 3], ENOSYS, or f[n + 4], the denial */
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, by_number[i - 1].nr,
-						    (uint8_t)(by_number[i - 1].enosys ? n + 2 - i
-										      : n + 3 - i), 0);
-	f[n + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-						REVIEWED_MAX, 0, 3);
-	f[n + 2] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
-						PRIVATE_FIRST, 2, 0);
-	f[n + 3] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-						SECCOMP_RET_ERRNO | ENOSYS);
-	f[n + 4] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
-}
-#else
-#define PREFIX_LEN 0
-static void number_prefix(struct sock_filter *f, uint32_t action)
-{
-	(void)f;
-	(void)action;
-}
-#endif
+	for (size_t i = 0; names && names[i]; i++) {
+		const struct iso_syscall *s = policy_syscall(names[i]);
 
-/* The compat entry points of the native architecture, filtered with the
- * same rules. x32 is refused whole instead: with x86_64 alone in the filter
- * libseccomp sends every x32 call (nr >= 0x40000000) to the bad-arch
- * action, which is the rule's action. Most kernels run without x32, and
- * filtering it too would cost ~0.45 ms of compilation per connection. */
-static const uint32_t compat_arches[] = {
-#if defined(__x86_64__)
-	SCMP_ARCH_X86,
-#elif defined(__aarch64__)
-	SCMP_ARCH_ARM,
-#elif defined(__s390x__)
-	SCMP_ARCH_S390,
-#endif
-	0 /* end */
-};
-
-static int deny(scmp_filter_ctx ctx, uint32_t action,
-		const struct deny_rule *r, char *why, size_t n)
-{
-	int rc = seccomp_rule_add_array(ctx, action, r->nr, r->argc, r->cmp);
-	char *name;
-
-	if (rc < 0) {
-		name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, r->nr);
-		iso_why(why, n, -rc, "seccomp: cannot add a rule for %s: %s",
-			name ? name : "a system call", strerror(-rc));
-		free(name);
-	}
-	return rc;
-}
-
-/* Each of setid_calls once per bit and, for open and openat, per flag. */
-static int deny_setid(scmp_filter_ctx ctx, uint32_t action, char *why, size_t n)
-{
-	const uint64_t bits[] = { S_ISUID, S_ISGID };
-	const uint64_t creating[] = { O_CREAT, O_TMPFILE & ~O_DIRECTORY };
-	struct deny_rule r;
-	int rc = 0;
-
-	for (size_t i = 0; rc == 0 && i < COUNT(setid_calls); i++)
-		for (size_t k = 0; rc == 0 && k < (setid_calls[i].creates ? 4u : 2u); k++) {
-			unsigned arg = setid_calls[i].mode_arg;
-
-			r.nr = setid_calls[i].nr;
-			r.argc = setid_calls[i].creates ? 2 : 1;
-			r.cmp[0] = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, bits[k % 2], bits[k % 2]);
-			r.cmp[1] = SCMP_CMP(arg - 1, SCMP_CMP_MASKED_EQ, creating[k / 2],
-					    creating[k / 2]);
-			rc = deny(ctx, action, &r, why, n);
+		for (int a = 0; a < 2; a++) {
+			if (s->nr[a] < 0)
+				continue;
+			f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							      offsetof(struct seccomp_data, arch));
+			f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							      iso_seccomp_arches[a], 0, 3);
+			f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							      offsetof(struct seccomp_data, nr));
+			f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							      (uint32_t)s->nr[a], 0, 1);
+			f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
 		}
-	return rc;
+	}
+	return k;
 }
 
-static int add_rules(scmp_filter_ctx ctx, const struct iso_rule *rule,
-		     uint32_t action, char *why, size_t n)
-{
-	const struct deny_rule enosys[] = { DENY(clone3), DENY(openat2) };
-	struct deny_rule r = DENY(personality);
-	size_t i;
-	int rc = 0;
-
-	/* glibc falls back to clone() on ENOSYS, so threads and posix_spawn
-	 * keep working; clone3's flags are in memory, out of our sight, as
-	 * openat2's mode is (setid_calls): C libraries use openat instead.
-	 * Added first so that a "deny clone3" in the rule cannot turn it to
-	 * EPERM. */
-	for (i = 0; rc == 0 && i < COUNT(enosys); i++)
-		rc = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), &enosys[i], why, n);
-	for (i = 0; rc == 0 && i < COUNT(deny_default); i++)
-		rc = deny(ctx, action, &deny_default[i], why, n);
-	if (rc == 0)
-		rc = deny_setid(ctx, action, why, n);
-	/* personality: only PER_LINUX (0) and the query 0xffffffff; other
-	 * personas turn off ASLR or make data executable. The kernel reads 32
-	 * bits. Any other 32-bit value has a set bit i whose neighbour bit
-	 * i+1 (mod 32) is clear, so these 32 compares match exactly the
-	 * refused values. */
-	for (i = 0; rc == 0 && i < 32; i++) {
-		uint64_t bit = 1ull << i, next = 1ull << ((i + 1) % 32);
-
-		r.argc = 1;
-		r.cmp[0] = SCMP_A0(SCMP_CMP_MASKED_EQ, bit | next, bit);
-		rc = deny(ctx, action, &r, why, n);
-	}
-	for (i = 0; rule->seccomp == ISO_SECCOMP_STRICT && rc == 0 &&
-		    i < COUNT(deny_strict); i++)
-		rc = deny(ctx, action, &deny_strict[i], why, n);
-	r.argc = 0;
-	for (i = 0; rc == 0 && rule->seccomp_deny && rule->seccomp_deny[i];
-	     i++) {
-		r.nr = seccomp_syscall_resolve_name(rule->seccomp_deny[i]);
-		if (r.nr == __NR_SCMP_ERROR)
-			return iso_why(why, n, EINVAL,
-				       "seccomp: unknown system call \"%s\" in the "
-				       "rule at line %u",
-				       rule->seccomp_deny[i], rule->line);
-		rc = deny(ctx, action, &r, why, n);
-	}
-	return rc;
-}
-
-/* The program in fd from byte `skip` to its end, after PREFIX_LEN
- * instructions of our own, into c. */
-static int read_bpf(int fd, off_t skip, uint32_t action, struct iso_confine *c,
-		    char *why, size_t n)
-{
-	const off_t prefix = PREFIX_LEN * sizeof(struct sock_filter);
-	struct stat st;
-	off_t size;
-	ssize_t got;
-
-	if (fstat(fd, &st) < 0)
-		return iso_why_errno(why, n, "seccomp: fstat");
-	size = st.st_size - skip;
-	/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
-	if (size <= 0 || prefix + size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)) ||
-	    size % sizeof(struct sock_filter) != 0)
-		return iso_why(why, n, E2BIG, "seccomp: the filter is %jd bytes, not a "
-			       "loadable program", (intmax_t)size);
-	if (!(c->bpf = malloc((size_t)(prefix + size))))
-		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
-	if ((got = pread(fd, c->bpf + PREFIX_LEN, (size_t)size, skip)) != size) {
-		free(c->bpf);
-		c->bpf = NULL;
-		return iso_why(why, n, got < 0 ? errno : EIO,
-			       "seccomp: reading the filter back failed");
-	}
-	c->bpf_len = (size_t)(prefix + size) / sizeof(struct sock_filter);
-	number_prefix(c->bpf, action);
-	return 0;
-}
-
-/* Into fd (libseccomp 2.5 exports only to an fd), after what it holds. */
-static int compile_seccomp(const struct iso_rule *rule, uint32_t action, int fd,
+/* The rule's deny list, then its profile's program, into c. */
+static int prepare_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 			   char *why, size_t n)
 {
-	scmp_filter_ctx ctx;
-	size_t i;
-	int rc;
-
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx)
-		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
-	/* The spawn path sets no_new_privs itself, before the credentials
-	 * are verified; the filter must not depend on it. */
-	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	/* A binary tree instead of a linear list of syscall compares: the
-	 * kernel emulates the filter for every syscall number of every
-	 * architecture when it loads it, which is most of the per-guest cost
-	 * of seccomp (measured: ~290 us linear, ~100 us as a tree). */
-	if (rc == 0)
-		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	/* A call from an architecture the filter does not know (x32, see
-	 * compat_arches) is refused like a denied call. */
-	if (rc == 0)
-		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, action);
-	if (rc < 0)
-		iso_why(why, n, -rc, "seccomp: filter attributes: %s", strerror(-rc));
-	for (i = 0; rc == 0 && compat_arches[i] != 0; i++) {
-		rc = seccomp_arch_add(ctx, compat_arches[i]);
-		if (rc == -EEXIST)
-			rc = 0;
-		else if (rc < 0)
-			iso_why(why, n, -rc, "seccomp: adding a compat architecture: %s",
-				strerror(-rc));
-	}
-	if (rc == 0)
-		rc = add_rules(ctx, rule, action, why, n);
-	if (rc == 0 && (rc = seccomp_export_bpf(ctx, fd)) < 0)
-		iso_why(why, n, -rc, "seccomp: export: %s", strerror(-rc));
-	seccomp_release(ctx);
-	return rc;
-}
-
-/*
- * Compiling costs a millisecond or more, most of a short-lived helper's
- * start, so a program once compiled is kept for the boot in a directory
- * only the helper's uid (root) may write: a file holding the text of
- * everything that decides the program, then the program. The text names
- * the boot, the helper's binary and libseccomp's (device, inode, size,
- * times), libseccomp's version and the rule's profile, action and deny
- * list. A file is used only when its text is this text byte for byte, so
- * what it holds is what compiling would give now; nothing of a caller, a
- * request or a guest is in either.
- */
-static int filter_key(const struct iso_rule *rule, char *key, size_t n)
-{
-	const struct scmp_version *v = seccomp_version();
-	char boot[40] = "";
-	struct stat st[2];
-	Dl_info lib;
-	size_t used;
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || read(fd, boot, sizeof boot - 1) < 36 || stat("/proc/self/exe", &st[0]) < 0 ||
-	    !dladdr((void *)seccomp_init, &lib) || !lib.dli_fname || stat(lib.dli_fname, &st[1]) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	used = (size_t)snprintf(key, n, "isospawn filter 1\nboot %.36s\nlibseccomp %u.%u.%u\n"
-				"profile %d action %d\n", boot, v->major, v->minor, v->micro,
-				(int)rule->seccomp, (int)rule->seccomp_action);
-	for (int i = 0; i < 2 && used < n; i++)
-		used += (size_t)snprintf(key + used, n - used, "%s %ju %ju %jd %jd.%09ld %jd.%09ld\n",
-					 i ? "lib" : "exe", (uintmax_t)st[i].st_dev,
-					 (uintmax_t)st[i].st_ino, (intmax_t)st[i].st_size,
-					 (intmax_t)st[i].st_mtim.tv_sec, st[i].st_mtim.tv_nsec,
-					 (intmax_t)st[i].st_ctim.tv_sec, st[i].st_ctim.tv_nsec);
-	for (char **d = rule->seccomp_deny; d && *d && used < n; d++)
-		used += (size_t)snprintf(key + used, n - used, "deny %s\n", *d);
-	return used < n ? 0 : -1;
-}
-
-/* The cache file of `key` (name: its FNV-1a hash), open if it is ours
- * (owner, 0600, one link, no symlink) and begins with key and a NUL;
- * else -1. */
-static int cached_filter(const char *dir, const char *key, char *path, size_t n)
-{
-	size_t len = strlen(key) + 1;
-	uint64_t hash = 0xcbf29ce484222325u;
-	char head[ISO_FILTER_KEY_MAX];
-	struct stat st;
-	int fd;
-
-	for (const char *k = key; *k; k++)
-		hash = (hash ^ (unsigned char)*k) * 0x100000001b3u;
-	snprintf(path, n, "%s/%016jx", dir, (uintmax_t)hash);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	    (st.st_mode & 07777) == 0600 && st.st_nlink == 1 &&
-	    pread(fd, head, len, 0) == (ssize_t)len && memcmp(head, key, len) == 0)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
-/* The rule's program: from the cache (a directory, or NULL for none), or
- * compiled, and then kept there. A cache that cannot be read or written
- * only means compiling. */
-static int prepare_seccomp(const struct iso_rule *rule, const char *cache,
-			   struct iso_confine *c, char *why, size_t n)
-{
+	const struct iso_seccomp_program *p =
+		&iso_seccomp_programs[rule->seccomp == ISO_SECCOMP_STRICT]
+				     [rule->seccomp_action == ISO_SECCOMP_KILL];
 	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL
-				  ? SCMP_ACT_KILL_PROCESS
-				  : SCMP_ACT_ERRNO(EPERM);
-	char key[ISO_FILTER_KEY_MAX], path[PATH_MAX];
-	int keyed = cache && filter_key(rule, key, sizeof key) == 0, fd = -1, rc;
-	off_t skip = keyed ? (off_t)strlen(key) + 1 : 0;
+				  ? SECCOMP_RET_KILL_PROCESS
+				  : SECCOMP_RET_ERRNO | EPERM;
+	size_t names = 0, max, k;
 
-	if (keyed && (fd = cached_filter(cache, key, path, sizeof path)) >= 0) {
-		rc = read_bpf(fd, skip, action, c, why, n);
-		close(fd);
-		if (rc == 0)
-			return 0;
-	}
-	/* Written unnamed (O_TMPFILE) and named once whole, so a helper that
-	 * dies on the way (its caller may kill it) leaves nothing behind. */
-	if (keyed && ((fd = open(cache, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0 ||
-		      write(fd, key, (size_t)skip) != skip)) {
-		if (fd >= 0)
-			close(fd);
-		keyed = 0;
-		skip = 0;
-	}
-	if (!keyed && (fd = memfd_create("isospawn-seccomp", MFD_CLOEXEC)) < 0)
-		return iso_why_errno(why, n, "seccomp: memfd_create");
-	rc = compile_seccomp(rule, action, fd, why, n);
-	if (rc == 0)
-		rc = read_bpf(fd, skip, action, c, why, n);
-	/* In place of what was there (not usable); where another helper's
-	 * came first, that one stays, and is the same. */
-	if (keyed && rc == 0 && (unlink(path) == 0 || errno == ENOENT))
-		(void)!linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
-	close(fd);
-	return rc;
+	/* The parser refuses unknown names; a rule from elsewhere may not. */
+	for (char **d = rule->seccomp_deny; d && *d; d++, names++)
+		if (!policy_syscall(*d))
+			return iso_why(why, n, EINVAL, "seccomp: unknown system call \"%s\" in "
+				       "the rule at line %u", *d, rule->line);
+	/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
+	max = names * 2 * DENY_CHECK_LEN + p->len;
+	if (max > BPF_MAXINSNS)
+		return iso_why(why, n, E2BIG, "seccomp: the filter would be %zu instructions, "
+			       "more than the kernel loads", max);
+	c->bpf = calloc(max, sizeof *c->bpf);
+	if (!c->bpf)
+		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
+	k = deny_prefix(rule->seccomp_deny, action, c->bpf);
+	memcpy(c->bpf + k, p->filter, p->len * sizeof *c->bpf);
+	c->bpf_len = k + p->len;
+	return 0;
 }
 
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
@@ -831,8 +433,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 /* ---- Preparation, once per connection ----------------------------- */
 
 int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    const char *filter_cache, struct iso_confine *c, char *why,
-		    size_t n)
+		    struct iso_confine *c, char *why, size_t n)
 {
 	char gap[400];
 	int degraded, rc;
@@ -861,7 +462,7 @@ int confine_prepare(const struct iso_rule *rule, int root_fd,
 			       "network namespaces nor Landlock TCP rules");
 	if ((c->landlock_on && (rc = prepare_landlock(c, why, n)) < 0) ||
 	    (rule->seccomp != ISO_SECCOMP_NONE &&
-	     (rc = prepare_seccomp(rule, filter_cache, c, why, n)) < 0)) {
+	     (rc = prepare_seccomp(rule, c, why, n)) < 0)) {
 		confine_release(c);
 		return rc;
 	}

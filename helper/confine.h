@@ -2,7 +2,7 @@
  * confine.h - seccomp, Landlock and resource limits for the guest.
  *
  * confine_prepare() runs once per helper process (per connection): it
- * compiles the seccomp filter to BPF, probes the Landlock ABI, and decides
+ * puts together the seccomp filter, probes the Landlock ABI, and decides
  * whether the rule can be honoured at all on this kernel. The confine_apply_*
  * functions run for every guest, in the order spawn.c calls them (network in
  * the reaper; rlimits, Landlock, seccomp, fds in the guest child after the
@@ -60,21 +60,14 @@ int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
  * TCP port rules (ABI 4), ..."). */
 void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
 
-/* The text that keys a cached filter: the rule's deny list is at most
- * ISO_POLICY_WORDS_MAX names. */
-#define ISO_FILTER_KEY_MAX (1024 + ISO_POLICY_WORDS_MAX * 48)
-
 /*
- * Once per connection. filter_cache: a directory only the helper's uid can
- * write, where compiled filters are kept for the boot (see prepare_seccomp
- * in confine.c), or NULL to always compile. Returns 0, or -ENOSYS when the
- * kernel lacks a mechanism the rule requires (Landlock, or a network
- * namespace and Landlock TCP rules for network none), -EINVAL for an
- * unknown syscall name in the rule, -ENOMEM; with a reason in why.
+ * Once per connection. Returns 0, or -ENOSYS when the kernel lacks a
+ * mechanism the rule requires (Landlock, or a network namespace and
+ * Landlock TCP rules for network none), -EINVAL for a syscall name in the
+ * rule that seccomp-tables.h does not know, -ENOMEM; with a reason in why.
  */
 int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    const char *filter_cache, struct iso_confine *c, char *why,
-		    size_t n);
+		    struct iso_confine *c, char *why, size_t n);
 void confine_release(struct iso_confine *c);
 
 /*

@@ -145,8 +145,6 @@ int state_prepare(char *why, size_t n)
 		return rc;
 	if ((rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
 		return rc;
-	if ((rc = ensure_root_dir(ISO_FILTER_DIR, 0700, why, n)) < 0)
-		return rc;
 	return ensure_root_dir(CALLER_DIR, 0700, why, n);
 }
 

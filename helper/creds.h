@@ -42,9 +42,6 @@ struct iso_lease {
 	int slot_fd;
 };
 
-/* Compiled seccomp filters, kept for the boot (confine_prepare). */
-#define ISO_FILTER_DIR ISO_STATE_DIR "/filters"
-
 /* Create (or verify) the root-only state directories. */
 int state_prepare(char *why, size_t n);
 

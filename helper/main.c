@@ -82,8 +82,8 @@ int main(int argc, char **argv)
 				   why, sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
-	if ((rc = confine_prepare(server.rule, server.world.root_fd, ISO_FILTER_DIR,
-				  &server.confine, why, sizeof(why))) < 0)
+	if ((rc = confine_prepare(server.rule, server.world.root_fd, &server.confine, why,
+				  sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	syslog(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
 	       (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),

@@ -29,6 +29,7 @@
 
 #include "env.h"
 #include "policy.h"
+#include "seccomp-tables.h"
 #include "util.h"
 
 /* Where /etc/subuid and /etc/subgid are (a test's own directory in
@@ -62,7 +63,6 @@ static const int limit_in_bytes[ISO_LIMIT_COUNT] = {
  * overflowing. */
 #define TIMEOUT_SECONDS_MAX (366 * 24 * 3600)
 #define LANDLOCK_ABI_MAX 7
-#define SYSCALL_NAME_MAX 64
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 struct parser {
@@ -123,6 +123,16 @@ static int parse_decimal(const char *word, uint64_t max, uint64_t *out)
 enum word_kind { NOT_A_LIST, WORD_PATH, WORD_PROGRAM, WORD_OVERRIDE, WORD_UNSAFE, WORD_FORWARD,
 		 WORD_SYSCALL };
 
+static int syscall_cmp(const void *name, const void *entry)
+{
+	return strcmp(name, ((const struct iso_syscall *)entry)->name);
+}
+
+const struct iso_syscall *policy_syscall(const char *name)
+{
+	return bsearch(name, iso_syscalls, iso_nsyscalls, sizeof *iso_syscalls, syscall_cmp);
+}
+
 static int word_valid(enum word_kind kind, const char *word)
 {
 	size_t len = strlen(word);
@@ -139,10 +149,7 @@ static int word_valid(enum word_kind kind, const char *word)
 	case WORD_FORWARD:
 		return iso_env_is_forwarded_name(word, len);
 	case WORD_SYSCALL:
-		/* Only the form: confine_prepare() resolves the name for the
-		 * architecture and refuses one libseccomp does not know. */
-		return len >= 1 && len <= SYSCALL_NAME_MAX &&
-		       strspn(word, "abcdefghijklmnopqrstuvwxyz0123456789_") == len;
+		return policy_syscall(word) != NULL;
 	case NOT_A_LIST:
 		break;
 	}

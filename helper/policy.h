@@ -132,4 +132,9 @@ const struct iso_rule *policy_match(const struct iso_policy *policy,
 
 void policy_free(struct iso_policy *policy);
 
+/* A system call a rule's seccomp-deny may name (seccomp-tables.h), or NULL
+ * for a name libseccomp did not know at build time. */
+struct iso_syscall;
+const struct iso_syscall *policy_syscall(const char *name);
+
 #endif /* ISO_POLICY_H */

@@ -984,6 +984,17 @@ START_TEST(bad_syscall_name)
 }
 END_TEST
 
+/* A name libseccomp did not know at build time (seccomp-tables.h) is
+ * refused when the policy is read, not when a guest is spawned. */
+START_TEST(unknown_syscall_name)
+{
+	refused(RULE_HEAD "seccomp-deny getppid no_such_syscall_xyz\n",
+		NAME ":4: expected system call names ([a-z0-9_], at most 64 "
+		     "bytes) after 'seccomp-deny', got 'no_such_syscall_xyz'");
+	accepted(RULE_HEAD "seccomp-deny getppid stime accept clone3\n}\n");
+}
+END_TEST
+
 START_TEST(timeout_default_above_max)
 {
 	refused(RULE_HEAD "timeout 60 120\n",
@@ -1245,6 +1256,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, allow_unsafe_needs_loader_name);
 	tcase_add_test(bad, list_word_given_twice);
 	tcase_add_test(bad, bad_syscall_name);
+	tcase_add_test(bad, unknown_syscall_name);
 	tcase_add_test(bad, timeout_default_above_max);
 	tcase_add_test(bad, network_bad_value);
 	tcase_add_test(bad, keyword_extra_word);
