@@ -170,6 +170,8 @@ struct keyword {
 	int any, none;	  /* "any" (field NULL), "none" (empty) may replace them */
 	const char *const choices[4];
 	int values[3]; /* a choice's values, stored as int */
+	int max;       /* a number from 1 to max, stored as int (what: the number) */
+	int removed;   /* a keyword no longer read (what: what replaced it) */
 };
 
 static int want_args(struct parser *p, char *const *arg, size_t narg, size_t min, size_t max,
@@ -201,6 +203,21 @@ static int one_of(struct parser *p, char *const *arg, size_t narg, const char *c
 		if (strcmp(arg[0], choices[i]) == 0)
 			return i;
 	return fail(p, "expected %s after '%s', got '%s'", expected, p->keyword, arg[0]);
+}
+
+static int parse_number(struct parser *p, const struct keyword *kw, char *const *arg,
+			size_t narg)
+{
+	uint64_t value;
+	int rc;
+
+	if ((rc = want_args(p, arg, narg, 1, 1, kw->what)) < 0)
+		return rc;
+	if (parse_decimal(arg[0], (uint64_t)kw->max, &value) < 0 || value < 1)
+		return fail(p, "expected %s from 1 to %d after '%s', got '%s'", kw->what, kw->max,
+			    kw->name, arg[0]);
+	*(int *)((char *)p->rule + kw->field) = (int)value;
+	return 0;
 }
 
 /* "any" by itself (where kw->any: the field stays NULL), "none" by itself
@@ -239,79 +256,78 @@ static int parse_list(struct parser *p, const struct keyword *kw, char *const *a
 	return *field != NULL ? 0 : out_of_memory(p);
 }
 
-/* A pool holding account `id` (a user's uid or a group's gid): 0, or
- * -EINVAL naming the rule's pool and the account. */
-static int pool_holds(const struct iso_policy *policy, uint32_t id, const char *kind,
-		      const char *name, char *why, size_t n)
+/* The first rule whose pool holds one of the ids first..first+count-1
+ * (count >= 1), or NULL. The open rule has no pool yet (0-0). */
+static const struct iso_rule *pool_holding(const struct iso_policy *policy, uint64_t first,
+					   uint64_t count)
 {
 	for (size_t i = 0; i < policy->nrules; i++) {
 		const struct iso_rule *r = &policy->rules[i];
 
-		if (id >= r->pool_first && id <= r->pool_last)
-			return iso_why(why, n, EINVAL, "%s:%u: expected a pool without accounts, "
-				       "got '%" PRIu32 "-%" PRIu32 "': %cid %u is the %s '%s'",
-				       r->file, r->pool_line, r->pool_first, r->pool_last,
-				       kind[0], (unsigned)id, kind, name);
+		if (first <= r->pool_last && (r->pool_first < first || r->pool_first - first < count))
+			return r;
 	}
-	return 0;
+	return NULL;
 }
 
-/* A pool overlapping a subordinate range of `file` (/etc/subuid or
- * /etc/subgid: "OWNER:FIRST:COUNT"), where newuidmap or newgidmap let
- * OWNER map those ids into its user namespaces and run processes as them:
- * 0, or -EINVAL naming the rule's pool and the delegation. */
-static int pool_delegated(const struct iso_policy *policy, const char *file, char *why,
-			  size_t n)
+/* No pool holds ids first..first+count-1, which are not the pools' to give
+ * (`fmt` says whose): 0, or -EINVAL naming the rule's pool and them. */
+static int __attribute__((format(printf, 7, 8)))
+pool_apart(const struct iso_policy *policy, uint64_t first, uint64_t count, const char *what,
+	   char *why, size_t n, const char *fmt, ...)
 {
-	unsigned long long first, count;
-	char line[256], owner[128];
-	FILE *f = fopen(file, "re");
-	int rc = 0;
+	const struct iso_rule *r = pool_holding(policy, first, count);
+	char whose[2 * ISO_POLICY_LINE_MAX];
+	va_list ap;
 
-	while (rc == 0 && f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%127[^:]:%llu:%llu", owner, &first, &count) != 3 || count == 0)
-			continue;
-		for (size_t i = 0; rc == 0 && i < policy->nrules; i++) {
-			const struct iso_rule *r = &policy->rules[i];
-
-			if (first <= r->pool_last &&
-			    (r->pool_first < first || r->pool_first - first < count))
-				rc = iso_why(why, n, EINVAL, "%s:%u: expected a pool without delegated "
-					     "ids, got '%" PRIu32 "-%" PRIu32 "': %s gives '%s' ids "
-					     "%llu-%llu", r->file, r->pool_line, r->pool_first,
-					     r->pool_last, file, owner, first, first + (count - 1));
-		}
-	}
-	if (f != NULL)
-		fclose(f);
-	return rc;
+	if (r == NULL)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(whose, sizeof(whose), fmt, ap);
+	va_end(ap);
+	return iso_why(why, n, EINVAL, "%s:%u: expected a pool without %s, got '%" PRIu32 "-%"
+		       PRIu32 "': %s", r->file, r->pool_line, what, r->pool_first, r->pool_last,
+		       whose);
 }
 
 /* A pool id that is an account's would let the lease sweep kill that
  * user's processes, or give guests that group's files; one delegated to a
- * user would let it run processes as a guest's uid. Every entry the
- * system lists is checked, in one pass for all the rules of all the files
- * (each pass may ask systemd's userdb): uids against users, gids (equal to
- * the uids) against groups, both against the subordinate ranges. On
- * failure the policy is emptied. */
+ * user (/etc/subuid or /etc/subgid: "OWNER:FIRST:COUNT", which newuidmap
+ * and newgidmap let OWNER map into its user namespaces) would let it run
+ * processes as a guest's uid. Every entry the system lists is checked, in
+ * one pass for all the rules of all the files (each pass may ask systemd's
+ * userdb): uids against users, gids (equal to the uids) against groups,
+ * both against the subordinate ranges. On failure the policy is emptied. */
 static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n)
 {
+	static const char *const subid[] = { ISO_SUBID_DIR "/subuid", ISO_SUBID_DIR "/subgid" };
+	unsigned long long first, count;
+	char line[256], owner[128];
 	struct passwd *pw;
 	struct group *gr;
+	FILE *f;
 	int rc = 0;
 
 	setpwent();
 	while (rc == 0 && (pw = getpwent()) != NULL)
-		rc = pool_holds(policy, (uint32_t)pw->pw_uid, "user", pw->pw_name, why, n);
+		rc = pool_apart(policy, pw->pw_uid, 1, "accounts", why, n, "uid %u is the user '%s'",
+				(unsigned)pw->pw_uid, pw->pw_name);
 	endpwent();
 	setgrent();
 	while (rc == 0 && (gr = getgrent()) != NULL)
-		rc = pool_holds(policy, (uint32_t)gr->gr_gid, "group", gr->gr_name, why, n);
+		rc = pool_apart(policy, gr->gr_gid, 1, "accounts", why, n,
+				"gid %u is the group '%s'", (unsigned)gr->gr_gid, gr->gr_name);
 	endgrent();
-	if (rc == 0)
-		rc = pool_delegated(policy, ISO_SUBID_DIR "/subuid", why, n);
-	if (rc == 0)
-		rc = pool_delegated(policy, ISO_SUBID_DIR "/subgid", why, n);
+	for (size_t i = 0; rc == 0 && i < COUNT(subid); i++) {
+		if ((f = fopen(subid[i], "re")) == NULL)
+			continue;
+		while (rc == 0 && fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "%127[^:]:%llu:%llu", owner, &first, &count) == 3 && count > 0)
+				rc = pool_apart(policy, first, count, "delegated ids", why, n,
+						"%s gives '%s' ids %llu-%llu", subid[i], owner, first,
+						first + (count - 1));
+		fclose(f);
+	}
 	if (rc < 0)
 		policy_free(policy);
 	return rc;
@@ -319,6 +335,7 @@ static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n
 
 static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
+	const struct iso_rule *other;
 	char first[16], *dash;
 	uint64_t lo, hi;
 	int rc;
@@ -344,15 +361,11 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 		return fail(p, "expected a pool of at most %d uids, got '%s' (%" PRIu64 " uids)",
 			    ISO_POLICY_POOL_MAX, arg[0], hi - lo + 1);
 	/* Two rules sharing uids would let one caller's guest signal or
-	 * read another's. The open rule is the last one. */
-	for (size_t i = 0; i + 1 < p->policy->nrules; i++) {
-		const struct iso_rule *other = &p->policy->rules[i];
-
-		if (lo <= other->pool_last && other->pool_first <= hi)
-			return fail(p, "expected a pool apart from the pool %" PRIu32 "-%" PRIu32
-				    " of the rule at %s:%u, got '%s'", other->pool_first,
-				    other->pool_last, other->file, other->line, arg[0]);
-	}
+	 * read another's. */
+	if ((other = pool_holding(p->policy, lo, hi - lo + 1)) != NULL)
+		return fail(p, "expected a pool apart from the pool %" PRIu32 "-%" PRIu32
+			    " of the rule at %s:%u, got '%s'", other->pool_first,
+			    other->pool_last, other->file, other->line, arg[0]);
 	r->pool_line = p->line;
 	r->pool_first = (uint32_t)lo;
 	r->pool_last = (uint32_t)hi;
@@ -438,47 +451,6 @@ static int kw_network(struct parser *p, struct iso_rule *r, char *const *arg, si
 	return 0;
 }
 
-static int kw_landlock_abi(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
-{
-	uint64_t abi;
-	int rc;
-
-	if ((rc = want_args(p, arg, narg, 1, 1, "an ABI version")) < 0)
-		return rc;
-	if (parse_decimal(arg[0], LANDLOCK_ABI_MAX, &abi) < 0 || abi < 1)
-		return fail(p, "expected an ABI version from 1 to %d after 'landlock-abi', "
-			    "got '%s'", LANDLOCK_ABI_MAX, arg[0]);
-	r->landlock_min_abi = (int)abi;
-	return 0;
-}
-
-/* Live guests of one caller at once, over all its connections (creds.c
- * counts them): without it one caller can lease a group rule's whole pool. */
-static int kw_guests(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
-{
-	uint64_t max;
-	int rc;
-
-	if ((rc = want_args(p, arg, narg, 1, 1, "a number of guests")) < 0)
-		return rc;
-	if (parse_decimal(arg[0], ISO_POLICY_POOL_MAX, &max) < 0 || max < 1)
-		return fail(p, "expected a number of guests from 1 to %d after 'guests', got '%s'",
-			    ISO_POLICY_POOL_MAX, arg[0]);
-	r->guests_max = (uint32_t)max;
-	return 0;
-}
-
-/* Gone with the on-disk scratch directories: say what replaced it rather
- * than call it unknown. */
-static int kw_scratch(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
-{
-	(void)r;
-	(void)arg;
-	(void)narg;
-	return fail(p, "expected no 'scratch' line: each guest's /tmp is now a tmpfs that "
-		    "ends with it, sized by 'limit scratch SIZE' (see isospawn.conf(5))");
-}
-
 #define AT(member) .field = offsetof(struct iso_rule, member)
 #define PATHS "absolute normalized paths"
 
@@ -499,7 +471,11 @@ static const struct keyword keywords[] = {
 	{ .name = "forward", AT(forward), .list = WORD_FORWARD,
 	  .what = "names from the forwarded list", .none = 1 },
 	{ .name = "limit", .parse = kw_limit, .repeats = 1 },
-	{ .name = "guests", .parse = kw_guests },
+	/* Live guests of one caller at once, over all its connections
+	 * (creds.c counts them): without it one caller can lease a group
+	 * rule's whole pool. */
+	{ .name = "guests", AT(guests_max), .what = "a number of guests",
+	  .max = ISO_POLICY_POOL_MAX },
 	{ .name = "timeout", .parse = kw_timeout },
 	{ .name = "network", .parse = kw_network },
 	{ .name = "seccomp", AT(seccomp), .choices = { "default", "strict", "none" },
@@ -510,12 +486,16 @@ static const struct keyword keywords[] = {
 	  .what = "system call names ([a-z0-9_], at most 64 bytes)" },
 	{ .name = "landlock", AT(landlock), .choices = { "required", "optional", "off" },
 	  .values = { ISO_LANDLOCK_REQUIRED, ISO_LANDLOCK_OPTIONAL, ISO_LANDLOCK_OFF } },
-	{ .name = "landlock-abi", .parse = kw_landlock_abi },
+	{ .name = "landlock-abi", AT(landlock_min_abi), .what = "an ABI version",
+	  .max = LANDLOCK_ABI_MAX },
 	{ .name = "read", AT(read), .list = WORD_PATH, .what = PATHS },
 	{ .name = "write", AT(write), .list = WORD_PATH, .what = PATHS },
 	{ .name = "may-read", AT(may_read), .list = WORD_PATH, .what = PATHS },
 	{ .name = "may-write", AT(may_write), .list = WORD_PATH, .what = PATHS },
-	{ .name = "scratch", .parse = kw_scratch },
+	/* Gone with the on-disk scratch directories: say what replaced it
+	 * rather than call it unknown. */
+	{ .name = "scratch", .removed = 1, .what = "each guest's /tmp is now a tmpfs that ends "
+	  "with it, sized by 'limit scratch SIZE' (see isospawn.conf(5))" },
 };
 
 _Static_assert(COUNT(keywords) <= COUNT(((struct parser *)0)->seen),
@@ -654,6 +634,8 @@ static int rule_line(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected a rule keyword (see isospawn.conf(5)) or '}', got '%s'",
 			    word[0]);
 	kw = &keywords[k];
+	if (kw->removed)
+		return fail(p, "expected no '%s' line: %s", kw->name, kw->what);
 	if (!kw->repeats && p->seen[k] != 0)
 		return fail(p, "expected each keyword once per rule, got a second '%s' "
 			    "(first at line %u)", word[0], p->seen[k]);
@@ -663,6 +645,8 @@ static int rule_line(struct parser *p, char *const *word, size_t nword)
 		return kw->parse(p, p->rule, word + 1, nword - 1);
 	if (kw->list != NOT_A_LIST)
 		return parse_list(p, kw, word + 1, nword - 1);
+	if (kw->max != 0)
+		return parse_number(p, kw, word + 1, nword - 1);
 	if ((i = one_of(p, word + 1, nword - 1, kw->choices)) < 0)
 		return i;
 	*(int *)((char *)p->rule + kw->field) = kw->values[i];
@@ -846,12 +830,15 @@ int policy_add_file(const char *path, int check, int may_include, struct iso_pol
 	struct stat st;
 	size_t len = 0;
 	char *text = NULL;
+	FILE *f;
 	int fd, rc = 0;
 
 	if (check && (rc = policy_check_path(path, 0, why, n)) < 0)
 		goto done;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (f = fdopen(fd, "r")) == NULL) {
 		rc = iso_why_errno(why, n, "open %s", path);
+		iso_close_fds(&fd, 1);
 		goto done;
 	}
 	/* Judge the file actually opened, not the name checked above. */
@@ -862,17 +849,11 @@ int policy_add_file(const char *path, int check, int may_include, struct iso_pol
 	/* One byte more than allowed, to tell "full" from "too big". */
 	if (rc == 0 && (text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
 		rc = iso_why(why, n, ENOMEM, "%s: out of memory", path);
-	while (rc == 0 && len < ISO_POLICY_FILE_MAX + 1) {
-		ssize_t got = read(fd, text + len, ISO_POLICY_FILE_MAX + 1 - len);
-
-		if (got < 0 && errno != EINTR)
-			rc = iso_why_errno(why, n, "read %s", path);
-		else if (got == 0)
-			break;
-		else if (got > 0)
-			len += (size_t)got;
-	}
-	close(fd);
+	if (rc == 0)
+		len = fread(text, 1, ISO_POLICY_FILE_MAX + 1, f);
+	if (rc == 0 && ferror(f))
+		rc = iso_why_errno(why, n, "read %s", path);
+	fclose(f);
 	if (rc == 0 && len > ISO_POLICY_FILE_MAX)
 		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got more", path,
 			     ISO_POLICY_FILE_MAX);

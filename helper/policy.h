@@ -48,7 +48,7 @@ struct iso_rule {
 
 	uint32_t pool_first, pool_last; /* inclusive; never 0 or -1 */
 	unsigned pool_line;		/* where the pool is, for messages */
-	uint32_t guests_max;	/* live guests of one caller, all connections */
+	int guests_max;		/* live guests of one caller, all connections */
 
 	int programs_any;
 	char **programs;       /* NULL-terminated absolute paths */
