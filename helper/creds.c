@@ -112,14 +112,14 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 }
 
 /* mkdir if missing, then insist on a directory owned by root:root with
- * `mode` (the umask, 077, plays no part). Only root can have changed a
+ * mode 0700 (the umask, 077, plays no part). Only root can have changed a
  * root-owned directory, so a different mode or group is corrected, never
  * trusted. */
-static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
+static int ensure_root_dir(const char *path, char *why, size_t n)
 {
 	struct stat st;
 
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return iso_why_errno(why, n, "mkdir %s", path);
 	if (lstat(path, &st) < 0)
 		return iso_why_errno(why, n, "%s", path);
@@ -128,7 +128,7 @@ static int ensure_root_dir(const char *path, mode_t mode, char *why, size_t n)
 			       "%s must be a directory owned by root (found uid %u, %s)",
 			       path, (unsigned)st.st_uid,
 			       S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
-	if (((st.st_mode & 07777) != mode && chmod(path, mode) < 0) ||
+	if (((st.st_mode & 07777) != 0700 && chmod(path, 0700) < 0) ||
 	    (st.st_gid != 0 && lchown(path, 0, 0) < 0))
 		return iso_why_errno(why, n, "chmod or chown %s", path);
 	return 0;
@@ -140,12 +140,31 @@ int state_prepare(char *why, size_t n)
 
 	/* Trusted like the policy: every directory above them root's and
 	 * writable by nobody else, or they could be swapped. */
-	if ((rc = ensure_root_dir(ISO_STATE_DIR, 0700, why, n)) < 0 ||
-	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0)
+	if ((rc = ensure_root_dir(ISO_STATE_DIR, why, n)) < 0 ||
+	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0 ||
+	    (rc = ensure_root_dir(LEASE_DIR, why, n)) < 0)
 		return rc;
-	if ((rc = ensure_root_dir(LEASE_DIR, 0700, why, n)) < 0)
-		return rc;
-	return ensure_root_dir(CALLER_DIR, 0700, why, n);
+	return ensure_root_dir(CALLER_DIR, why, n);
+}
+
+/* An exclusive flock on `path` (made if missing), which the kernel drops
+ * if the helper dies, on an empty file: what a helper that died left in
+ * it (a lease's record) goes. The descriptor, -EAGAIN when another holds
+ * it, or -errno. */
+static int lock_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	/* Made by an older helper with its caller's group: root's now. */
+	(void)!fchown(fd, 0, 0);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ftruncate(fd, 0) == 0)
+		return fd;
+	err = errno == EWOULDBLOCK ? EAGAIN : errno;
+	close(fd);
+	return -err;
 }
 
 int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n)
@@ -159,16 +178,10 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
 
 		snprintf(path, sizeof(path), "%s/%u.%s%u", CALLER_DIR, (unsigned)caller, what,
 			 (unsigned)slot);
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return iso_why_errno(why, n, "%s", path);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		if ((fd = lock_file(path)) >= 0)
 			next = slot + 1;
-			return fd;
-		}
-		close(fd);
-		if (errno != EWOULDBLOCK)
-			return iso_why_errno(why, n, "flock %s", path);
+		if (fd != -EAGAIN)
+			return fd >= 0 ? fd : iso_why(why, n, -fd, "%s: %s", path, strerror(-fd));
 	}
 	return iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as many as its rule's "
 		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
@@ -199,37 +212,11 @@ static void uid_sweep(uid_t uid)
 			;
 }
 
-/* The lease file's lock; a record a helper that died left in it goes. */
-static int try_lease(uid_t uid, struct iso_lease *lease)
-{
-	char path[sizeof(LEASE_DIR) + 16];
-	int fd, err;
-
-	snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	/* Made by an older helper with its caller's group: root's now. */
-	(void)!fchown(fd, 0, 0);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		err = errno;
-		close(fd);
-		return err == EWOULDBLOCK ? -EAGAIN : -err;
-	}
-	if (ftruncate(fd, 0) < 0) {
-		err = errno;
-		close(fd);
-		return -err;
-	}
-	lease->uid = uid;
-	lease->lock_fd = fd;
-	return 0;
-}
-
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n)
 {
 	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
+	char path[sizeof(LEASE_DIR) + 16];
 	uint32_t start = 0;
 
 	/* A random starting point spreads concurrent helpers over the pool
@@ -241,19 +228,22 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		return lease->slot_fd;
 	for (uint64_t i = 0; i < size; i++) {
 		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
-		int rc;
+		int fd;
 
 		if (uid == 0 || uid == (uid_t)-1 || uid == caller)
 			continue;
-		rc = try_lease(uid, lease);
-		if (rc == -EAGAIN)
+		snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
+		if ((fd = lock_file(path)) == -EAGAIN)
 			continue;
-		if (rc == 0) {
-			uid_sweep(uid);
-			return 0;
+		if (fd < 0) {
+			close(lease->slot_fd);
+			return iso_why(why, n, -fd, "lease of uid %u: %s", (unsigned)uid,
+				       strerror(-fd));
 		}
-		close(lease->slot_fd);
-		return iso_why(why, n, -rc, "lease of uid %u: %s", (unsigned)uid, strerror(-rc));
+		lease->uid = uid;
+		lease->lock_fd = fd;
+		uid_sweep(uid);
+		return 0;
 	}
 	close(lease->slot_fd);
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
