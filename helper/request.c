@@ -25,18 +25,11 @@ static int path_beneath(const char *path, const char *dir)
 	       (path[len] == '\0' || path[len] == '/');
 }
 
-static int listed(char *const *list, const char *s)
+/* Whether `list` holds s, or with `beneath` a directory s is beneath. */
+static int in_list(char *const *list, const char *s, int beneath)
 {
 	for (; list && *list; list++)
-		if (strcmp(*list, s) == 0)
-			return 1;
-	return 0;
-}
-
-static int beneath_any(char *const *list, const char *path)
-{
-	for (; list && *list; list++)
-		if (path_beneath(path, *list))
+		if (beneath ? path_beneath(s, *list) : strcmp(*list, s) == 0)
 			return 1;
 	return 0;
 }
@@ -53,8 +46,8 @@ static int check_paths(const struct iso_rule *rule, const char *const *paths,
 				       "%s path must be absolute without '.' or '..' components",
 				       write ? "write" : "read");
 		/* Write access implies read; a may-write tree is readable. */
-		if (!beneath_any(rule->may_write, p) &&
-		    (write || !beneath_any(rule->may_read, p)))
+		if (!in_list(rule->may_write, p, 1) &&
+		    (write || !in_list(rule->may_read, p, 1)))
 			return iso_why(why, n, EACCES,
 				       "%s access to %s not allowed by the rule at line %u",
 				       write ? "write" : "read", p, rule->line);
@@ -115,13 +108,12 @@ int request_decide(const struct iso_rule *rule,
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
-	plan->rule = rule;
 	plan->stdio[0] = plan->stdio[1] = plan->stdio[2] = -1;
 
 	if (iso_path_check(req->program, ISO_PATH_FILE, NULL) < 0)
 		return iso_why(why, n, EINVAL,
 			       "program must be an absolute path without '.' or '..' components");
-	if (!rule->programs_any && !listed(rule->programs, req->program))
+	if (!rule->programs_any && !in_list(rule->programs, req->program, 0))
 		return iso_why(why, n, EACCES, "program %s is not allowed by the rule at line %u",
 			       req->program, rule->line);
 	if ((rc = decide_limits(rule, req, plan, why, n)) < 0)

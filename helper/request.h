@@ -16,7 +16,6 @@
 #include "wire.h"
 
 struct iso_plan {
-	const struct iso_rule *rule;
 	const char *program;	   /* absolute, normalized (points into req) */
 	const char *const *argv;   /* NULL-terminated (points into req) */
 	char **envp;		   /* iso_build_env() result; owned, free() */
