@@ -23,16 +23,14 @@ void log_quote(char *dst, size_t n, const char *src)
 	if (n == 0)
 		return;
 	for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
-		char esc[5];
-		size_t len;
+		size_t len = *s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\' ? 4 : 1;
 
-		if (*s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\')
-			len = (size_t)snprintf(esc, sizeof(esc), "\\x%02x", *s);
-		else
-			esc[0] = (char)*s, len = 1;
 		if (o + len >= n)
 			break;
-		memcpy(dst + o, esc, len);
+		if (len == 4)
+			snprintf(dst + o, n - o, "\\x%02x", *s);
+		else
+			dst[o] = (char)*s;
 		o += len;
 	}
 	dst[o] = '\0';

@@ -161,9 +161,10 @@ int server_hello(struct iso_server *srv, int err, const char *message)
 	return reply(srv, &m, -1);
 }
 
+/* The live guest `id`, or with id 0 a free slot; NULL if there is none. */
 static struct iso_guest_slot *find_guest(struct iso_server *srv, uint32_t id)
 {
-	for (size_t i = 0; i < srv->high; i++)
+	for (size_t i = 0; i < ISO_GUESTS_MAX; i++)
 		if (srv->slots[i].id == id)
 			return &srv->slots[i];
 	return NULL;
@@ -186,8 +187,6 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 	slot->told = 0;
 	slot->start_us = now_us();
 	slot->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
-	if ((size_t)(slot - srv->slots) >= srv->high)
-		srv->high = (size_t)(slot - srv->slots) + 1;
 	srv->nlive++;
 	return 0;
 }
@@ -213,42 +212,28 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
 	struct iso_guest_slot *slot = NULL;
-	struct iso_plan plan;
+	struct iso_plan plan = { 0 };
 	char why[512], names[512], qprog[256];
 	size_t want = (size_t)__builtin_popcount(req->stdio_mask);
 	int chan = -1, rc;
 
-	if (nfds != want) {
-		iso_why(why, sizeof(why), EINVAL,
-			"request names %zu stdio descriptors but carries %zu", want, nfds);
-		refuse(srv, id, EINVAL, req->program, why);
-		return;
-	}
+	if (nfds != want)
+		rc = iso_why(why, sizeof(why), EINVAL,
+			     "request names %zu stdio descriptors but carries %zu", want, nfds);
 	/* Id 0 marks a free slot: a guest with it would be untracked. */
-	if (id == 0) {
-		refuse(srv, id, EINVAL, req->program, "request id 0 is reserved");
-		return;
-	}
-	if (find_guest(srv, id)) {
-		refuse(srv, id, EINVAL, req->program, "request id already names a live guest");
-		return;
-	}
-	for (size_t i = 0; i < ISO_GUESTS_MAX && !slot; i++)
-		if (srv->slots[i].id == 0)
-			slot = &srv->slots[i];
-	if (!slot) {
-		refuse(srv, id, EAGAIN, req->program, "too many live guests on this connection");
-		return;
-	}
-	if ((rc = request_decide(srv->rule, req, &plan, why, sizeof(why))) < 0) {
-		refuse(srv, id, rc, req->program, why);
-		return;
-	}
-	for (int i = 0, f = 0; i < 3; i++)
+	else if (id == 0)
+		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
+	else if (find_guest(srv, id))
+		rc = iso_why(why, sizeof(why), EINVAL, "request id already names a live guest");
+	else if ((slot = find_guest(srv, 0)) == NULL)
+		rc = iso_why(why, sizeof(why), EAGAIN, "too many live guests on this connection");
+	else
+		rc = request_decide(srv->rule, req, &plan, why, sizeof(why));
+	for (int i = 0, f = 0; rc == 0 && i < 3; i++)
 		plan.stdio[i] = (req->stdio_mask & (1u << i)) ? fds[f++] : -1;
-
-	rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, &slot->child, &chan, why,
-			 sizeof(why));
+	if (rc == 0)
+		rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, &slot->child, &chan, why,
+				 sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -342,37 +327,29 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 	(void)reply(srv, &done, -1);
 }
 
-/* What ended the guest, as far as the helper's own limits tell. */
-static void classify(const struct iso_guest_slot *g, struct iso_wire_exited *ex)
-{
-	uint64_t cpu_us = ex->user_us + ex->sys_us;
-
-	ex->limit_hit = -1;
-	if (ex->outcome != ISO_OUTCOME_SIGNALED) {
-		return;
-	} else if (ex->code == SIGXCPU ||
-		   (ex->code == SIGKILL && (cpu_us + 100000) / 1000000 >= g->cpu_limit_s)) {
-		/* SIGXCPU at the soft limit, SIGKILL at the hard one (within a
-		 * tenth of a second); in whole seconds, as a limit in seconds
-		 * times a million could wrap. */
-		ex->outcome = ISO_OUTCOME_LIMIT;
-		ex->limit_hit = ISO_LIMIT_CPU;
-	} else if (ex->code == SIGXFSZ) {
-		ex->outcome = ISO_OUTCOME_LIMIT;
-		ex->limit_hit = ISO_LIMIT_FSIZE;
-	}
-}
-
-/* Tell the client how the guest ended. */
+/* Tell the client how the guest ended, and what ended it as far as the
+ * helper's own limits tell. */
 static void tell(struct iso_server *srv, struct iso_guest_slot *g,
 		 struct iso_wire_msg *m)
 {
 	struct iso_wire_exited *ex = &m->u.exited;
+	uint64_t cpu_us = ex->user_us + ex->sys_us;
 
 	m->type = ISO_MSG_EXITED;
 	m->id = g->id;
 	ex->wall_us = now_us() - g->start_us;
-	classify(g, ex);
+	ex->limit_hit = -1;
+	/* SIGXCPU at the soft limit, SIGKILL at the hard one (within a tenth
+	 * of a second); in whole seconds, as a limit in seconds times a
+	 * million could wrap. */
+	if (ex->outcome == ISO_OUTCOME_SIGNALED &&
+	    (ex->code == SIGXCPU ||
+	     (ex->code == SIGKILL && (cpu_us + 100000) / 1000000 >= g->cpu_limit_s)))
+		ex->limit_hit = ISO_LIMIT_CPU;
+	else if (ex->outcome == ISO_OUTCOME_SIGNALED && ex->code == SIGXFSZ)
+		ex->limit_hit = ISO_LIMIT_FSIZE;
+	if (ex->limit_hit >= 0)
+		ex->outcome = ISO_OUTCOME_LIMIT;
 	syslog(LOG_INFO, "exit id=%u caller=%u guest_uid=%u outcome=%s code=%u wall_ms=%llu",
 	       g->id, (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid,
 	       iso_outcome_name((enum iso_outcome)ex->outcome), ex->code,
@@ -476,11 +453,11 @@ static int handle_socket(struct iso_server *srv)
 
 static void shutdown_all(struct iso_server *srv)
 {
-	for (size_t i = 0; i < srv->high; i++)
+	for (size_t i = 0; i < ISO_GUESTS_MAX; i++)
 		if (srv->slots[i].id)
 			(void)syscall(SYS_pidfd_send_signal, srv->slots[i].child.pidfd,
 				      SIGKILL, NULL, 0);
-	for (size_t i = 0; i < srv->high; i++)
+	for (size_t i = 0; i < ISO_GUESTS_MAX; i++)
 		if (srv->slots[i].id)
 			finish_guest(srv, &srv->slots[i]);
 	spawn_release(&srv->ctx);

@@ -34,7 +34,6 @@ struct iso_server {
 
 	struct iso_guest_slot *slots; /* ISO_GUESTS_MAX */
 	size_t nlive;
-	size_t high;		      /* slots below this may be in use */
 	struct iso_outq *outq;	      /* replies the client has not taken */
 	size_t noutq;
 
