@@ -71,37 +71,46 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static int send_now(struct iso_server *srv, const uint8_t *buf, size_t len,
-		    int fd)
+/* Send what the client takes now, oldest first; EPOLLOUT tells when it
+ * takes more (`waiting`: it was asked for). */
+static int flush_outq(struct iso_server *srv, int waiting)
 {
-	ssize_t sent = iso_send_fds(srv->sock, buf, len, MSG_DONTWAIT, &fd,
-				    fd >= 0 ? 1 : 0);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = TAG_SOCK };
 
-	return sent < 0 ? (int)sent : 0;
+	while (srv->outq) {
+		struct iso_outq *q = srv->outq;
+		ssize_t sent = iso_send_fds(srv->sock, q->data, q->len, MSG_DONTWAIT, &q->fd,
+					    q->fd >= 0 ? 1 : 0);
+
+		if (sent == -EAGAIN || sent == -ENOBUFS)
+			break;
+		iso_close_fds(&q->fd, 1);
+		srv->outq = q->next;
+		srv->noutq--;
+		free(q);
+		if (sent < 0)
+			return (int)sent;
+	}
+	if (!srv->outq)
+		ev.events = EPOLLIN;
+	if (waiting != (srv->outq != NULL))
+		(void)epoll_ctl(srv->epfd, EPOLL_CTL_MOD, srv->sock, &ev);
+	return 0;
 }
 
-/* Send, or queue behind what is already waiting. Takes ownership of fd. */
+/* Queue behind what is already waiting, and send what the client takes.
+ * Takes ownership of fd. */
 static int reply(struct iso_server *srv, const struct iso_wire_msg *msg, int fd)
 {
 	long len = iso_wire_encode(msg, srv->wbuf, ISO_WIRE_MAX);
 	struct iso_outq *q, **tail;
-	int rc = -EAGAIN;
 
-	if (len < 0) {
+	if (len < 0)
 		syslog(LOG_ERR, "internal: cannot encode reply type %d: %s",
 		       msg->type, strerror((int)-len));
+	if (len < 0 || srv->noutq >= OUTQ_MAX || !(q = malloc(sizeof(*q) + (size_t)len))) {
 		iso_close_fds(&fd, 1);
-		return (int)len;
-	}
-	if (!srv->outq)
-		rc = send_now(srv, srv->wbuf, (size_t)len, fd);
-	if (rc == 0 || (rc != -EAGAIN && rc != -ENOBUFS)) {
-		iso_close_fds(&fd, 1);
-		return rc;
-	}
-	if (srv->noutq >= OUTQ_MAX || !(q = malloc(sizeof(*q) + (size_t)len))) {
-		iso_close_fds(&fd, 1);
-		return -ENOBUFS;
+		return len < 0 ? (int)len : -ENOBUFS;
 	}
 	q->next = NULL;
 	q->fd = fd;
@@ -111,28 +120,8 @@ static int reply(struct iso_server *srv, const struct iso_wire_msg *msg, int fd)
 		;
 	*tail = q;
 	srv->noutq++;
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = TAG_SOCK };
-	(void)epoll_ctl(srv->epfd, EPOLL_CTL_MOD, srv->sock, &ev);
-	return 0;
-}
-
-static int flush_outq(struct iso_server *srv)
-{
-	while (srv->outq) {
-		struct iso_outq *q = srv->outq;
-		int rc = send_now(srv, q->data, q->len, q->fd);
-		if (rc == -EAGAIN || rc == -ENOBUFS)
-			return 0;
-		iso_close_fds(&q->fd, 1);
-		srv->outq = q->next;
-		srv->noutq--;
-		free(q);
-		if (rc < 0)
-			return rc;
-	}
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = TAG_SOCK };
-	(void)epoll_ctl(srv->epfd, EPOLL_CTL_MOD, srv->sock, &ev);
-	return 0;
+	/* With replies queued before it, EPOLLOUT is awaited already. */
+	return srv->noutq == 1 ? flush_outq(srv, 0) : 0;
 }
 
 static void refuse(struct iso_server *srv, uint32_t id, int err,
@@ -517,7 +506,7 @@ int server_run(struct iso_server *srv)
 			if (tag == TAG_SIG) {
 				serving = 0;
 			} else if (tag == TAG_SOCK) {
-				if ((evs[i].events & EPOLLOUT) && flush_outq(srv) < 0)
+				if ((evs[i].events & EPOLLOUT) && flush_outq(srv, 1) < 0)
 					serving = 0;
 				if (serving && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 					serving = handle_socket(srv);
