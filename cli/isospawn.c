@@ -13,7 +13,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "isospawn.h"
+#include "die.h"
 #include "json.h"
 
 #define EXIT_TIMEOUT 124
@@ -41,18 +41,7 @@ struct cli {
 
 static volatile sig_atomic_t pending_signal;
 
-__attribute__((format(printf, 2, 3), noreturn)) static void
-die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("isospawn: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
+const char cli_name[] = "isospawn";
 
 static void usage(void)
 {

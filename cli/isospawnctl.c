@@ -25,7 +25,6 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "die.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"
@@ -43,18 +43,7 @@
 #define EXIT_USAGE 2
 #define WHY_MAX 2048
 
-__attribute__((format(printf, 2, 3), noreturn)) static void
-die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("isospawnctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
+const char cli_name[] = "isospawnctl";
 
 static void usage(FILE *f)
 {
