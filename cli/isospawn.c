@@ -23,6 +23,7 @@
 #include "isospawn.h"
 #include "die.h"
 #include "json.h"
+#include "log.h"
 
 #define EXIT_TIMEOUT 124
 #define EXIT_FAILED 125
@@ -408,6 +409,28 @@ static void format_seconds(uint64_t ms, char *buf, size_t n)
 		buf[--len] = '\0';
 }
 
+/* "PROGRAM: STAGE failed: REASON: MESSAGE (ENAME)": the helper's reason,
+ * escaped as its log has it (it may name the caller's paths, whose bytes
+ * reach no terminal raw), then the errno's message unless the reason ends
+ * with it. Without a reason, the message alone. */
+static void report_failure(const struct cli *cli, const iso_guest *guest)
+{
+	char reason[4 * 1024]; /* under 1 KiB, each byte at most 4 escaped */
+	const char *why = iso_guest_reason(guest);
+	int code = iso_guest_code(guest);
+	const char *msg = strerror(code), *name = strerrorname_np(code);
+	size_t len = why != NULL ? strlen(why) : 0, mlen = strlen(msg);
+
+	log_quote(reason, sizeof(reason), why != NULL ? why : "");
+	fprintf(stderr, "isospawn: %s: %s failed: %s", cli->program,
+		iso_stage_name(iso_guest_stage(guest)), reason);
+	if (len < mlen || strcmp(why + len - mlen, msg) != 0)
+		fprintf(stderr, "%s%s", why != NULL ? ": " : "", msg);
+	if (why != NULL && name != NULL)
+		fprintf(stderr, " (%s)", name);
+	fputc('\n', stderr);
+}
+
 static void report_end(const struct cli *cli, const iso_guest *guest)
 {
 	char seconds[32];
@@ -434,9 +457,7 @@ static void report_end(const struct cli *cli, const iso_guest *guest)
 			limit != NULL ? limit : "resource");
 		break;
 	case ISO_OUTCOME_FAILED:
-		fprintf(stderr, "isospawn: %s: %s failed: %s\n", cli->program,
-			iso_stage_name(iso_guest_stage(guest)),
-			strerror(iso_guest_code(guest)));
+		report_failure(cli, guest);
 		break;
 	default:
 		break;
@@ -478,6 +499,7 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 			  failed ? iso_stage_name(iso_guest_stage(guest)) :
 				   NULL);
 	json_name_or_null(f, "errno", failed ? strerrorname_np(code) : NULL);
+	json_name_or_null(f, "reason", iso_guest_reason(guest));
 	json_name_or_null(f, "limit",
 			  outcome == ISO_OUTCOME_LIMIT ?
 				  iso_limit_name(

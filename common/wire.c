@@ -7,7 +7,8 @@
  *    a check against the bytes that remain.
  *  - The decoder MUST NOT accept anything the schema below does not allow:
  *    unknown types and tags, surplus or missing fields, bad lengths and
- *    out-of-range numbers are refused, with a one-line reason.
+ *    out-of-range numbers, an EXITED's reason with an outcome other than
+ *    FAILED are refused, with a one-line reason.
  *  - The encoder MUST NOT emit anything the decoder refuses, and its output
  *    is canonical (fields in schema order, absent optional fields omitted),
  *    so encode(decode(x)) == x for every x it produced.
@@ -101,6 +102,7 @@ static const struct rule exited_rules[] = {
 	NUM_ONE(ISO_F_LIMIT_HIT, K_I32, exited.limit_hit, 0, 0,
 		ISO_LIMIT_COUNT - 1),
 	{ ISO_F_USAGE, K_USAGE, false, 0, 1, 0, 0, 0, 0 },
+	STR_ONE(ISO_F_MESSAGE, exited.reason, 0, ISO_WIRE_TEXT_MAX, false),
 };
 static const struct rule guest_rules[] = {
 	STR_ONE(ISO_F_PROGRAM, guest.program, 1, ISO_WIRE_PATH_MAX, true),
@@ -195,6 +197,12 @@ static uint32_t get32(const uint8_t *p)
 static uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* An EXITED's reason says why a guest could not start: only with FAILED. */
+static bool reason_fits(const struct iso_wire_exited *e)
+{
+	return e->reason == NULL || e->outcome == ISO_OUTCOME_FAILED;
 }
 
 /* ------------------------------------------------------------------ */
@@ -317,6 +325,8 @@ long iso_wire_encode(const struct iso_wire_msg *msg, uint8_t *buf,
 	if (msg == NULL || msg->type == 0 || msg->type > ISO_MSG_TYPE_MAX)
 		return -EINVAL;
 	const struct schema *s = &schemas[msg->type];
+	if (msg->type == ISO_MSG_EXITED && !reason_fits(&msg->u.exited))
+		return -EINVAL;
 	struct writer w = { buf, cap < ISO_WIRE_MAX ? cap : ISO_WIRE_MAX, 0,
 			    false };
 
@@ -508,5 +518,9 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 			return iso_why(why, why_size, EBADMSG,
 				       "%s: required field %s missing", s->name,
 				       field_name(s->rules[i].tag));
+	if (type == ISO_MSG_EXITED && !reason_fits(&out->u.exited))
+		return iso_why(why, why_size, EBADMSG,
+			       "EXITED: a MESSAGE with outcome %u, not FAILED",
+			       out->u.exited.outcome);
 	return 0;
 }

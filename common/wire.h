@@ -93,9 +93,10 @@ enum iso_field {
 	ISO_F_SIGNAL = 20,     /* u32, 1..64, required */
 	/* HELLO */
 	ISO_F_LANDLOCK_ABI = 30, /* u32, required */
-	/* HELLO (refusal), REFUSED */
+	/* HELLO (refusal), REFUSED; MESSAGE also in EXITED */
 	ISO_F_ERRNO = 31,      /* u32 positive errno; required in REFUSED */
-	ISO_F_MESSAGE = 32,    /* str <= ISO_WIRE_TEXT_MAX; required in REFUSED */
+	ISO_F_MESSAGE = 32,    /* str <= ISO_WIRE_TEXT_MAX; required in REFUSED;
+				* in EXITED only with outcome FAILED */
 	/* SPAWNED, GUEST; STOP (UID required, PID optional) */
 	ISO_F_PID = 40,	       /* u32, required: the reaper, pid 1 of the guest's namespace */
 	ISO_F_UID = 41,	       /* u32, required: the guest's uid */
@@ -165,6 +166,7 @@ struct iso_wire_exited {
 	uint32_t stage;	    /* enum iso_stage, ISO_STAGE_NONE if absent */
 	int32_t limit_hit;  /* enum iso_limit, -1 if absent */
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
+	const char *reason; /* NULL, or for ISO_OUTCOME_FAILED what failed */
 };
 
 /* A live guest: what isospawnctl list shows, and what proves, with

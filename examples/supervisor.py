@@ -95,7 +95,8 @@ def describe(name, uid, status, posted, errors):
     if status.outcome == "exited":
         end = f"exited {status.code}"
     elif status.outcome == "failed":
-        end = f"never started ({status.stage}: {os.strerror(status.errno)})"
+        why = status.reason or os.strerror(status.errno)
+        end = f"never started ({status.stage}: {why})"
     else:
         end = status.outcome + (f" ({status.limit})" if status.limit else "")
     print(f"{name}: {end} after {status.wall:.2f} s, uid {uid}, "

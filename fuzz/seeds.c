@@ -231,6 +231,18 @@ static void wire_seeds(void)
 		field(ISO_F_USAGE, usage, sizeof(usage));
 	}
 	finish("exited");
+	/* A failed start's reason rides with FAILED only. */
+	header(ISO_MSG_EXITED, 1);
+	u32(ISO_F_OUTCOME, ISO_OUTCOME_FAILED);
+	u32(ISO_F_CODE, ENOTEMPTY);
+	u32(ISO_F_STAGE, ISO_STAGE_CONFINEMENT);
+	str(ISO_F_MESSAGE, "no mount point for /x/ro/b in the guest's tree");
+	finish("exited-failed");
+	header(ISO_MSG_EXITED, 1);
+	u32(ISO_F_OUTCOME, ISO_OUTCOME_EXITED);
+	u32(ISO_F_CODE, 0);
+	str(ISO_F_MESSAGE, "a reason without a failure");
+	finish("exited-reason-not-failed");
 
 	/* Counts at and one over their caps. */
 	spawn_with("args-1024", ISO_F_ARG, "a%u", ISO_ARGS_MAX);
@@ -259,6 +271,13 @@ static void wire_seeds(void)
 		u32(ISO_F_ERRNO, EPERM);
 		str_len(ISO_F_MESSAGE, "why: ", 'm', ISO_WIRE_TEXT_MAX + over);
 		snprintf(name, sizeof(name), "message-%d", ISO_WIRE_TEXT_MAX + over);
+		finish(name);
+		header(ISO_MSG_EXITED, 4);
+		u32(ISO_F_OUTCOME, ISO_OUTCOME_FAILED);
+		u32(ISO_F_CODE, ENOENT);
+		u32(ISO_F_STAGE, ISO_STAGE_EXEC);
+		str_len(ISO_F_MESSAGE, "landlock: /", 'r', ISO_WIRE_TEXT_MAX + over);
+		snprintf(name, sizeof(name), "reason-%d", ISO_WIRE_TEXT_MAX + over);
 		finish(name);
 		snprintf(name, sizeof(name), "datagram-%d", ISO_WIRE_MAX + over);
 		spawn_of_size(name, ISO_WIRE_MAX + over);

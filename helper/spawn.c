@@ -76,7 +76,10 @@ struct iso_report {
 	int32_t code;	  /* exit code, signal or errno */
 	uint32_t stage;	  /* enum iso_stage for _FAILED */
 	uint64_t user_us, sys_us, maxrss_kib;
-	char reason[200]; /* for _FAILED: what went wrong (logged) */
+	/* for _FAILED: what went wrong, logged and told the caller, so made
+	 * of fixed text, errno messages, the guest's uid and the request's
+	 * paths only: never an environment value or another caller's data */
+	char reason[sizeof(((struct iso_child *)0)->reason)];
 };
 #define ISO_REPORT_MAGIC 0x69736f72u
 #define CHANNEL_SENT 'c' /* never the first byte of a report ('r') */
@@ -656,8 +659,8 @@ static int read_report(int report_fd, struct iso_report *rep)
 	return 0;
 }
 
-/* The report into *ex, logging a failure to start. */
-static void take_report(const struct iso_child *child, uint32_t id,
+/* The report into *ex, logging a failure to start, its reason kept in child. */
+static void take_report(struct iso_child *child, uint32_t id,
 			const struct iso_report *rep, struct iso_wire_exited *ex)
 {
 	char qwhy[4 * sizeof(rep->reason)];
@@ -667,6 +670,8 @@ static void take_report(const struct iso_child *child, uint32_t id,
 		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
 		       id, (unsigned)child->lease.uid, iso_stage_name(rep->stage),
 		       rep->code, qwhy);
+		memcpy(child->reason, rep->reason, sizeof(child->reason));
+		ex->reason = child->reason;
 	}
 	ex->outcome = rep->outcome;
 	ex->code = (uint32_t)rep->code;

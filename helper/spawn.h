@@ -28,6 +28,7 @@ struct iso_child {
 	int request_fd;	/* a spare's: where its request goes, or -1 */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
 	int reported;	/* its end read (spawn_report), the reaper not yet gone */
+	char reason[200]; /* a failed start's reason, which EXITED carries */
 };
 
 struct iso_spawn_ctx {
@@ -68,9 +69,9 @@ void spawn_spare(struct iso_spawn_ctx *ctx);
  * The reaper's report is readable (child->report_fd): the guest and every
  * process it left are gone, though the reaper and the guest's namespaces
  * may still be going. Say how the guest ended in *ex (outcome, code,
- * stage, usage; not wall_us or limit_hit), give its uid back, and return
- * 0; or -EIO when the reaper died without a report (spawn_end() says what
- * it can).
+ * stage, usage, a failure's reason kept in child; not wall_us or
+ * limit_hit), give its uid back, and return 0; or -EIO when the reaper
+ * died without a report (spawn_end() says what it can).
  */
 int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
 		 struct iso_wire_exited *ex);

@@ -351,6 +351,13 @@ ISO_PUBLIC int iso_guest_code(const iso_guest *guest);
 ISO_PUBLIC enum iso_stage iso_guest_stage(const iso_guest *guest);
 /* "policy", "credentials", "confinement", "exec", or "none". */
 ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage);
+/* For ISO_OUTCOME_FAILED: the helper's one-line reason, what went wrong at
+ * that stage (e.g. "/data/in: No such file or directory"). It
+ * names nothing the caller could not know: besides fixed text and the
+ * errno's message, only its request's and its rule's paths and the guest's
+ * uid. As the helper wrote it: escape control bytes before showing it.
+ * NULL for any other outcome. Owned by the guest handle. */
+ISO_PUBLIC const char *iso_guest_reason(const iso_guest *guest);
 /* For ISO_OUTCOME_LIMIT: which limit. -1 if not known. */
 ISO_PUBLIC int iso_guest_limit(const iso_guest *guest);
 

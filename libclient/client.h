@@ -56,6 +56,7 @@ struct iso_guest {
 	int limit;
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
 	char notes[ISO_WIRE_TEXT_MAX];
+	char reason[ISO_WIRE_TEXT_MAX]; /* for a failed start; "" if none */
 };
 
 /* Where the answer to the SPAWN in flight stands. */

@@ -230,6 +230,8 @@ static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
 	g->user_us = e->user_us;
 	g->sys_us = e->sys_us;
 	g->maxrss_kib = e->maxrss_kib;
+	if (e->reason != NULL)
+		strlcpy(g->reason, e->reason, sizeof(g->reason));
 	return 0;
 }
 

@@ -271,6 +271,13 @@ ISO_PUBLIC enum iso_stage iso_guest_stage(const iso_guest *guest)
 	return guest->stage;
 }
 
+ISO_PUBLIC const char *iso_guest_reason(const iso_guest *guest)
+{
+	return guest->outcome == ISO_OUTCOME_FAILED && guest->reason[0] != '\0' ?
+		       guest->reason :
+		       NULL;
+}
+
 ISO_PUBLIC int iso_guest_limit(const iso_guest *guest)
 {
 	return guest->limit;

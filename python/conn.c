@@ -175,6 +175,7 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 {
 	ConnObject *c = g->conn;
 	struct snapshot *s = &g->snap;
+	const char *reason;
 	int was_readable, rc;
 
 	if (g->ended)
@@ -202,6 +203,8 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 	s->outcome = iso_guest_outcome(g->guest);
 	s->code = iso_guest_code(g->guest);
 	s->stage = iso_guest_stage(g->guest);
+	reason = iso_guest_reason(g->guest);
+	strlcpy(s->reason, reason != NULL ? reason : "", sizeof(s->reason));
 	s->limit = iso_guest_limit(g->guest);
 	iso_guest_usage(g->guest, &s->wall_us, &s->user_us, &s->sys_us,
 			&s->maxrss_kib);

@@ -99,6 +99,21 @@ static PyObject *status_stage(PyObject *o, void *Py_UNUSED(closure))
 	return PyUnicode_FromString(iso_stage_name(SNAP(o)->stage));
 }
 
+/* The helper's words, which may quote the caller's paths: bytes that are
+ * not UTF-8 as backslash escapes, as for notes. */
+static PyObject *reason_str(const struct snapshot *s)
+{
+	return PyUnicode_DecodeUTF8(s->reason, (Py_ssize_t)strlen(s->reason),
+				    "backslashreplace");
+}
+
+static PyObject *status_reason(PyObject *o, void *Py_UNUSED(closure))
+{
+	if (SNAP(o)->outcome != ISO_OUTCOME_FAILED || SNAP(o)->reason[0] == '\0')
+		Py_RETURN_NONE;
+	return reason_str(SNAP(o));
+}
+
 static PyObject *status_limit(PyObject *o, void *Py_UNUSED(closure))
 {
 	if (SNAP(o)->outcome != ISO_OUTCOME_LIMIT)
@@ -157,10 +172,18 @@ static PyObject *status_repr(PyObject *o)
 	case ISO_OUTCOME_TIMED_OUT:
 		return PyUnicode_FromFormat("Status(outcome='%s', signal=%d, %s)",
 					    name, s->code, usage);
-	case ISO_OUTCOME_FAILED:
-		return PyUnicode_FromFormat(
-			"Status(outcome='%s', stage='%s', errno=%d (%s))", name,
-			iso_stage_name(s->stage), s->code, strerror(s->code));
+	case ISO_OUTCOME_FAILED: {
+		PyObject *reason = reason_str(s), *r;
+
+		if (reason == NULL)
+			return NULL;
+		r = PyUnicode_FromFormat(
+			"Status(outcome='%s', stage='%s', errno=%d (%s), reason=%R)",
+			name, iso_stage_name(s->stage), s->code, strerror(s->code),
+			reason);
+		Py_DECREF(reason);
+		return r;
+	}
 	default:
 		return PyUnicode_FromFormat("Status(outcome='%s')", name);
 	}
@@ -187,6 +210,11 @@ static PyGetSetDef status_getset[] = {
 	  NULL },
 	{ "errno", status_errno, NULL,
 	  "For 'failed': the errno of the failed stage, else None.", NULL },
+	{ "reason", status_reason, NULL,
+	  "For 'failed': the helper's one-line reason, what went wrong at that "
+	  "stage (it names only the caller's own request and rule, e.g. a "
+	  "path), else None.",
+	  NULL },
 	{ "wall", status_wall, NULL, "Wall-clock seconds it ran (float).",
 	  NULL },
 	{ "user", status_user, NULL, "User CPU seconds (float).", NULL },

@@ -316,7 +316,8 @@ PyDoc_STRVAR(refused_doc,
 "mechanism the policy requires); EPERM from build_env().");
 PyDoc_STRVAR(start_failed_doc,
 "The guest could not be started: .stage ('policy', 'credentials',\n"
-"'confinement', 'exec') and .errno say where and why. Raised by spawn()\n"
+"'confinement', 'exec') and .errno say where and why, and str() gives\n"
+"the helper's reason (also Status.reason). Raised by spawn()\n"
 "and run() for a bare program name found nowhere in GUEST_PATH, and by\n"
 "run(check=True) when status.outcome is 'failed' (with .completed).");
 PyDoc_STRVAR(guest_error_doc,

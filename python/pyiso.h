@@ -86,6 +86,7 @@ struct snapshot {
 	int limit;
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
 	int exit_code;
+	char reason[1024]; /* iso_guest_reason(), or "" */
 };
 
 typedef struct {

@@ -42,12 +42,27 @@ static PyObject *completed_new(PyObject *args, int returncode,
 	return (PyObject *)c;
 }
 
+/* "STAGE failed: REASON: MESSAGE", the errno's message left out when the
+ * helper's reason ends with it; without a reason, "STAGE failed: MESSAGE". */
+static void failed_what(char *what, size_t n, const char *stage,
+			const char *reason, const char *message)
+{
+	size_t len = reason != NULL ? strlen(reason) : 0, mlen = strlen(message);
+
+	if (reason == NULL)
+		snprintf(what, n, "%s failed: %s", stage, message);
+	else if (len >= mlen && strcmp(reason + len - mlen, message) == 0)
+		snprintf(what, n, "%s failed: %s", stage, reason);
+	else
+		snprintf(what, n, "%s failed: %s: %s", stage, reason, message);
+}
+
 /* Raise StartFailed or GuestError for a non-zero returncode; 0 if none. */
 static int completed_check(CompletedObject *c)
 {
 	PyObject *type = GuestError, *outcome = NULL, *exc = NULL;
-	PyObject *stage = NULL, *err = NULL, *program;
-	char msg[600], what[200];
+	PyObject *stage = NULL, *err = NULL, *reason = NULL, *program;
+	char msg[1600], what[1200];
 	long code = PyLong_AsLong(c->returncode);
 	int errnum = 0;
 
@@ -67,11 +82,13 @@ static int completed_check(CompletedObject *c)
 	if (PyUnicode_CompareWithASCIIString(outcome, "failed") == 0) {
 		type = StartFailed;
 		if ((stage = PyObject_GetAttrString(c->status, "stage")) == NULL ||
-		    (err = PyObject_GetAttrString(c->status, "errno")) == NULL)
+		    (err = PyObject_GetAttrString(c->status, "errno")) == NULL ||
+		    (reason = PyObject_GetAttrString(c->status, "reason")) == NULL)
 			goto out;
 		errnum = (int)PyLong_AsLong(err);
-		snprintf(what, sizeof(what), "%s failed: %s",
-			 PyUnicode_AsUTF8(stage), strerror(errnum));
+		failed_what(what, sizeof(what), PyUnicode_AsUTF8(stage),
+			    reason == Py_None ? NULL : PyUnicode_AsUTF8(reason),
+			    strerror(errnum));
 	} else if (PyUnicode_CompareWithASCIIString(outcome, "exited") == 0) {
 		snprintf(what, sizeof(what), "exited with code %ld", code);
 	} else if (PyUnicode_CompareWithASCIIString(outcome, "timed_out") == 0) {
@@ -106,6 +123,7 @@ out:
 	Py_XDECREF(exc);
 	Py_XDECREF(stage);
 	Py_XDECREF(err);
+	Py_XDECREF(reason);
 	Py_XDECREF(outcome);
 	Py_DECREF(program);
 	return -1;

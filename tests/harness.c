@@ -208,6 +208,12 @@ void run_guest(iso_conn *conn, const char *const *argv,
 	r->outcome = iso_guest_outcome(g);
 	r->code = iso_guest_code(g);
 	r->exit_code = iso_guest_exit_code(g);
+	/* A failed start has the helper's reason; no other end has one. */
+	ck_assert_msg((iso_guest_reason(g) != NULL) == (r->outcome == ISO_OUTCOME_FAILED),
+		      "outcome %d, reason %s", r->outcome,
+		      iso_guest_reason(g) ? iso_guest_reason(g) : "NULL");
+	snprintf(r->reason, sizeof(r->reason), "%s",
+		 iso_guest_reason(g) ? iso_guest_reason(g) : "");
 	iso_guest_free(g);
 }
 

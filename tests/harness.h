@@ -33,6 +33,8 @@ struct run {
 	int code, exit_code;
 	uid_t uid;
 	char notes[256];
+	char reason[1024];     /* iso_guest_reason(): there for a failed start
+				* only (run_guest checks), else "" */
 	char out[65536];       /* the guest's stdout, NUL-terminated */
 	char err[8192];	       /* the guest's stderr */
 };

@@ -818,6 +818,41 @@ START_TEST(live_caller_path_in_a_start_failed_reason_is_logged_quoted)
 }
 END_TEST
 
+/* A failed start's reason reaches the caller: the library's verbatim,
+ * naming the caller's own path, and the CLI's one line with the bytes the
+ * log escapes escaped, so 0x9b (a control sequence's start to some
+ * terminals) reaches no terminal raw. */
+#define ODD_PATH T_SHARED "/no-such\x9b\"x"
+
+START_TEST(live_start_failed_reason_reaches_the_caller_escaped_by_the_cli)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	const char *cli[] = { "--read", ODD_PATH, "--", T_PROBE, "exit", "0", NULL };
+	const char *head = "isospawn: " T_PROBE ": confinement failed: ";
+	iso_conn *c;
+	struct run r;
+
+	become(T_CALLER);
+	c = open_conn();
+	run_guest(c, argv, NULL, add_read_path, (void *)ODD_PATH, &r);
+	iso_close(c);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_int_eq(r.outcome, ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(r.code, ENOENT);
+	ck_assert_msg(strstr(r.reason, ODD_PATH ": No such file or directory"), "%s",
+		      r.reason);
+
+	run_cli(cli, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 127);
+	ck_assert_msg(strncmp(r.err, head, strlen(head)) == 0 &&
+		      strstr(r.err, T_SHARED "/no-such\\x9b\\x22x: No such file or "
+				    "directory (ENOENT)\n") &&
+		      strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+		      "stderr: %s", r.err);
+	ck_assert_ptr_null(strchr(r.err, 0x9b));
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("live_core");
@@ -849,6 +884,8 @@ static Suite *core_suite(void)
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
 	tcase_add_test(helper, live_decisions_are_logged_without_values);
 	tcase_add_unless(helper, live_caller_path_in_a_start_failed_reason_is_logged_quoted,
+			 feature_landlock(1));
+	tcase_add_unless(helper, live_start_failed_reason_reaches_the_caller_escaped_by_the_cli,
 			 feature_landlock(1));
 	tcase_set_timeout(env, 60);
 	tcase_set_timeout(ids, 60);

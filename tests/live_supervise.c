@@ -1095,8 +1095,8 @@ END_TEST
 
 /* The members isospawn(1) documents, in its order. */
 static const char *const json_keys[] = {
-	"outcome", "exit_code", "code",	      "signal",	    "stage", "errno", "limit",
-	"wall_us", "user_us",	"sys_us",     "maxrss_kib", "uid",   "notes",
+	"outcome", "exit_code", "code",	  "signal",	"stage", "errno", "reason",
+	"limit",   "wall_us",	"user_us", "sys_us", "maxrss_kib", "uid",   "notes",
 };
 #define JSON_KEYS (sizeof(json_keys) / sizeof(*json_keys))
 
@@ -1160,13 +1160,14 @@ START_TEST(live_cli_status_json_writes_the_documented_fields)
 	ck_assert_str_eq(v[4], "null");
 	ck_assert_str_eq(v[5], "null");
 	ck_assert_str_eq(v[6], "null");
-	for (int i = 7; i <= 11; i++)
+	ck_assert_str_eq(v[7], "null");
+	for (int i = 8; i <= 12; i++)
 		ck_assert_msg(is_number(v[i]), "%s: %s", json_keys[i], v[i]);
-	ck_assert_msg(strtoull(v[10], NULL, 10) > 0, "maxrss_kib %s", v[10]);
-	ck_assert_uint_ge(strtoul(v[11], NULL, 10), S_POOL_FIRST);
-	ck_assert_uint_le(strtoul(v[11], NULL, 10), S_POOL_LAST);
+	ck_assert_msg(strtoull(v[11], NULL, 10) > 0, "maxrss_kib %s", v[11]);
+	ck_assert_uint_ge(strtoul(v[12], NULL, 10), S_POOL_FIRST);
+	ck_assert_uint_le(strtoul(v[12], NULL, 10), S_POOL_LAST);
 	/* The standing note: limits are rlimits, no cgroup. */
-	ck_assert_str_eq(v[12], "\"limits: rlimits only (no cgroup)\"");
+	ck_assert_str_eq(v[13], "\"limits: rlimits only (no cgroup)\"");
 
 	run_cli(failed, NULL, &r);
 	ck_assert_msg(r.exit_code == 127, "exit %d: %s", r.exit_code, r.err);
@@ -1178,7 +1179,9 @@ START_TEST(live_cli_status_json_writes_the_documented_fields)
 	ck_assert_str_eq(v[3], "null");
 	ck_assert_str_eq(v[4], "\"exec\"");
 	ck_assert_str_eq(v[5], "\"ENOENT\"");
-	ck_assert_str_eq(v[6], "null");
+	/* The helper's reason: the program it could not open. */
+	ck_assert_str_eq(v[6], "\"open program: No such file or directory\"");
+	ck_assert_str_eq(v[7], "null");
 }
 END_TEST
 

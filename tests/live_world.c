@@ -442,20 +442,37 @@ static void grant_cover_b(iso_spec *spec, void *arg)
 /* Review (correctness 3): a grant that needs a new directory where the
  * template holds the rule's own paths (its read a/ below its may-read)
  * would need a tmpfs there, hiding them: the guest does not start
- * (ENOTEMPTY; the log names the path) rather than run without them. */
+ * (ENOTEMPTY) rather than run without them. The caller is told why, the
+ * path named, by iso_guest_reason() and by the CLI's one line. */
 START_TEST(live_request_grant_never_hides_the_rules_own)
 {
 	const char *cat[] = { "/bin/cat", COVER "/a/f", NULL };
+	const char *cli[] = { "--read", COVER "/b", "--status-json", "-", "--",
+			      "/bin/cat", COVER "/a/f", NULL };
+	const char *why = "no mount point for " COVER "/b in the guest's tree: it "
+			  "needs a new directory where the rule's own paths are, "
+			  "which that would hide";
+	char line[1024];
 	struct run r;
 
 	become(T_COVER);
 	run(cat, NULL, NULL, &r);
 	assert_ok(&r, "the rule's read path");
 	ck_assert_str_eq(r.out, "rule-granted\n");
+	ck_assert_str_eq(r.reason, ""); /* and run_guest saw NULL */
 	run(cat, grant_cover_b, NULL, &r);
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == ENOTEMPTY,
 		      "outcome %d code %d: %s %s", r.outcome, r.code, r.out, r.err);
+	ck_assert_str_eq(r.reason, why);
+
+	run_cli(cli, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 125);
+	snprintf(line, sizeof(line), "isospawn: /bin/cat: confinement failed: %s: "
+		 "Directory not empty (ENOTEMPTY)\n", why);
+	ck_assert_msg(strstr(r.err, line) == r.err, "stderr: %s", r.err);
+	snprintf(line, sizeof(line), "\"errno\": \"ENOTEMPTY\", \"reason\": \"%s\"", why);
+	ck_assert_msg(strstr(r.err, line) != NULL, "status: %s", r.err);
 }
 END_TEST
 

@@ -545,7 +545,51 @@ START_TEST(test_conn_fd_polls_readable_until_wait_collects)
 	ck_assert_int_eq(iso_wait(g, 0), 0);
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
 	ck_assert_int_eq(iso_guest_exit_code(g), 3);
+	ck_assert_ptr_null(iso_guest_reason(g));
 	ck_assert_int_eq(readable(iso_conn_fd(conn)), 0);
+	close(sv[1]);
+	iso_close(conn); /* frees g; no helper to reap */
+}
+END_TEST
+
+/* A failed start's EXITED carries the helper's reason: the handle keeps it
+ * as sent, control bytes and all (showing it is the caller's to escape). */
+START_TEST(test_failed_start_keeps_the_helpers_reason)
+{
+	const char *why = "no mount point for /x/\x1b[2J in the guest's tree";
+	struct iso_wire_msg m;
+	uint8_t buf[512];
+	iso_conn *conn = calloc(1, sizeof(*conn));
+	iso_guest *g = calloc(1, sizeof(*g));
+	long len;
+	int sv[2];
+
+	ck_assert_ptr_nonnull(conn);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	conn->fd = sv[0];
+	conn->helper_pid = -1;
+	g->conn = conn;
+	g->id = 9;
+	g->channel_fd = -1;
+	g->limit = -1;
+	conn->guests = g;
+	ck_assert_ptr_null(iso_guest_reason(g)); /* running */
+	memset(&m, 0, sizeof(m));
+	m.type = ISO_MSG_EXITED;
+	m.id = 9;
+	m.u.exited.outcome = ISO_OUTCOME_FAILED;
+	m.u.exited.code = ENOTEMPTY;
+	m.u.exited.stage = ISO_STAGE_CONFINEMENT;
+	m.u.exited.limit_hit = -1;
+	m.u.exited.reason = why;
+	len = iso_wire_encode(&m, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(send(sv[1], buf, (size_t)len, 0), len);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(iso_guest_stage(g), ISO_STAGE_CONFINEMENT);
+	ck_assert_str_eq(iso_guest_reason(g), why);
 	close(sv[1]);
 	iso_close(conn); /* frees g; no helper to reap */
 }
@@ -632,6 +676,7 @@ static Suite *client_suite(void)
 	tcase_add_test(tc, test_send_refuses_empty_and_oversize);
 	tcase_add_test(tc, test_recv_timeout_oversize_and_eof);
 	tcase_add_test(tc, test_conn_fd_polls_readable_until_wait_collects);
+	tcase_add_test(tc, test_failed_start_keeps_the_helpers_reason);
 	tcase_add_test(tc, test_open_reports_missing_helper);
 	tcase_add_test(tc, test_open_uses_compiled_path_without_override);
 	tcase_add_test(tc, test_open_reports_helper_exit_before_hello);

@@ -305,6 +305,7 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->user_us, y->user_us);
 		ck_assert_uint_eq(x->sys_us, y->sys_us);
 		ck_assert_uint_eq(x->maxrss_kib, y->maxrss_kib);
+		ck_assert_pstr_eq(x->reason, y->reason);
 		break;
 	}
 	case ISO_MSG_GUEST: {
@@ -544,6 +545,10 @@ START_TEST(round_trip_exited_every_field)
 	e->code = UINT32_MAX;
 	e->limit_hit = ISO_LIMIT_CPU;
 	assert_round_trip(&m);
+	e->reason = "landlock: /data/in: No such file or directory";
+	assert_round_trip(&m);
+	e->reason = make_str(0, ISO_WIRE_TEXT_MAX - 1, 'r');
+	assert_round_trip(&m);
 }
 END_TEST
 
@@ -593,7 +598,8 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
 		ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST,
 		ISO_MSG_GUEST, ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
-		ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
+		ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT, ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
 	};
 	valid_msg(types[i] ? types[i] : ISO_MSG_KILL, msg);
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
@@ -655,11 +661,17 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		return "rule text over ISO_WIRE_RULE_MAX";
 	case 42: msg->u.rule_text.file = "isospawn.conf"; return "relative rule file";
 	case 43: msg->u.rule_text.text = NULL; return "NULL rule text";
+	case 44: msg->u.exited.reason = "landlock: /x: No such file or directory";
+		return "a reason with outcome EXITED";
+	case 45: msg->u.exited.outcome = ISO_OUTCOME_FAILED;
+		msg->u.exited.code = ENOTEMPTY;
+		msg->u.exited.reason = make_str(0, ISO_WIRE_TEXT_MAX, 'r');
+		return "reason over ISO_WIRE_TEXT_MAX";
 	}
 	ck_abort_msg("no case %d", i);
 	return NULL;
 }
-#define BREAK_CASES 44
+#define BREAK_CASES 46
 
 START_TEST(encode_refuses_what_the_decoder_refuses)
 {
@@ -730,6 +742,7 @@ START_TEST(decode_fills_defaults_for_absent_fields)
 {
 	raw_required_except(ISO_MSG_EXITED, 0);
 	ck_assert_int_eq(raw_decode(), 0);
+	ck_assert_ptr_null(decoded.u.exited.reason);
 	ck_assert_uint_eq(decoded.u.exited.stage, ISO_STAGE_NONE);
 	ck_assert_int_eq(decoded.u.exited.limit_hit, -1);
 	ck_assert_uint_eq(decoded.u.exited.wall_us | decoded.u.exited.user_us |
@@ -1176,6 +1189,55 @@ START_TEST(decode_accepts_string_at_its_cap)
 }
 END_TEST
 
+/* An EXITED of outcome FAILED, and its reason (MESSAGE), in either order. */
+static void raw_failed(const char *reason, bool reason_first)
+{
+	raw_start(ISO_MSG_EXITED);
+	if (reason_first)
+		raw_str(ISO_F_MESSAGE, reason);
+	raw_u32(ISO_F_OUTCOME, ISO_OUTCOME_FAILED);
+	raw_u32(ISO_F_CODE, ENOTEMPTY);
+	raw_u32(ISO_F_STAGE, ISO_STAGE_CONFINEMENT);
+	if (!reason_first)
+		raw_str(ISO_F_MESSAGE, reason);
+}
+
+/* A failed start's reason: with FAILED, once, at most ISO_WIRE_TEXT_MAX
+ * bytes with its NUL; never with any other outcome. */
+START_TEST(decode_takes_a_reason_with_a_failed_start_only)
+{
+	static const uint32_t others[] = { ISO_OUTCOME_EXITED, ISO_OUTCOME_SIGNALED,
+					   ISO_OUTCOME_TIMED_OUT, ISO_OUTCOME_LIMIT };
+	const char *r = "no mount point for /x/ro/b in the guest's tree";
+	char want[96];
+
+	for (int first = 0; first < 2; first++) {
+		raw_failed(r, first);
+		ck_assert_msg(raw_decode() == 0, "%s", why);
+		ck_assert_str_eq(decoded.u.exited.reason, r);
+		ck_assert_int_eq(iso_wire_encode(&decoded, enc1, sizeof(enc1)),
+				 (long)raw_len);
+	}
+	raw_failed(make_str(0, ISO_WIRE_TEXT_MAX - 1, 'r'), false);
+	ck_assert_msg(raw_decode() == 0, "%s", why);
+	raw_failed(make_str(0, ISO_WIRE_TEXT_MAX, 'r'), false);
+	snprintf(want, sizeof(want), "(MESSAGE): string of %u bytes, at most %u",
+		 ISO_WIRE_TEXT_MAX + 1, ISO_WIRE_TEXT_MAX);
+	expect_refused(raw_decode(), want);
+	raw_failed(r, false);
+	raw_str(ISO_F_MESSAGE, r);
+	expect_refused(raw_decode(), "field 5 (MESSAGE): given more than once");
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		raw_required_except(ISO_MSG_EXITED, ISO_F_OUTCOME);
+		raw_u32(ISO_F_OUTCOME, others[i]);
+		raw_str(ISO_F_MESSAGE, r);
+		snprintf(want, sizeof(want),
+			 "EXITED: a MESSAGE with outcome %u, not FAILED", others[i]);
+		expect_refused(raw_decode(), want);
+	}
+}
+END_TEST
+
 START_TEST(decode_refuses_string_over_its_cap)
 {
 	char want[96];
@@ -1474,6 +1536,9 @@ START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 		} else if (type == ISO_MSG_STOP) {
 			m.u.stop.pid = 55;
 		} else if (type == ISO_MSG_EXITED) {
+			m.u.exited.outcome = ISO_OUTCOME_FAILED;
+			m.u.exited.code = ENOTEMPTY;
+			m.u.exited.reason = "no mount point for /x/b";
 			m.u.exited.stage = ISO_STAGE_CONFINEMENT;
 			m.u.exited.limit_hit = ISO_LIMIT_AS;
 			m.u.exited.wall_us = 12345;
@@ -1589,6 +1654,7 @@ static Suite *wire_suite(void)
 	tcase_add_test(bad, decode_refuses_empty_string);
 	tcase_add_test(bad, decode_refuses_relative_paths);
 	tcase_add_test(bad, decode_refuses_paths_with_control_bytes);
+	tcase_add_test(bad, decode_takes_a_reason_with_a_failed_start_only);
 	tcase_add_loop_test(bad, decode_refuses_string_over_its_cap, 0,
 			    N(strings));
 	tcase_add_loop_test(bad, decode_refuses_too_many_repeats, 0,

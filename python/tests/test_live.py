@@ -122,10 +122,27 @@ def test_program_not_found():
     assert done.returncode == 127
     assert (done.status.outcome, done.status.stage,
             done.status.errno) == ("failed", "exec", errno.ENOENT)
+    assert done.status.reason == "open program: No such file or directory"
     with pytest.raises(isospawn.StartFailed) as info:
         isospawn.run(["/nonexistent/program"], check=True)
     assert (info.value.stage, info.value.errno) == ("exec", errno.ENOENT)
     assert info.value.completed.returncode == 127
+    assert "exec failed: open program: No such file or directory" in str(info.value)
+
+
+def test_failed_start_gives_the_helpers_reason_naming_the_path():
+    missing = os.path.join(PYDIR, "no-such-file")
+    done = isospawn.run(["/bin/true"], read=[missing])
+    assert (done.status.outcome, done.status.stage,
+            done.status.errno) == ("failed", "confinement", errno.ENOENT)
+    assert done.status.reason.endswith(missing + ": No such file or directory")
+    assert "reason=" in repr(done.status)
+    with pytest.raises(isospawn.StartFailed) as info:
+        isospawn.run(["/bin/true"], read=[missing], check=True)
+    assert done.status.reason in str(info.value)
+    # Only a failed start has one.
+    assert isospawn.run(["/bin/true"]).status.reason is None
+    assert isospawn.run(["/bin/false"]).status.reason is None
     with pytest.raises(isospawn.StartFailed) as info:
         isospawn.run(["no-such-program-anywhere"])
     assert "/usr/local/bin:/usr/bin:/bin" in str(info.value)

@@ -79,6 +79,11 @@ def test_exception_hierarchy_and_attributes():
     assert e.errno is None and e.stage is None and e.completed is None
 
 
+def test_status_gives_the_reason_beside_stage_and_errno():
+    for name in ("stage", "errno", "reason"):
+        assert "For 'failed'" in getattr(isospawn.Status, name).__doc__
+
+
 def test_every_public_name_has_a_docstring():
     names = [n for n in dir(isospawn) if not n.startswith("_")]
     missing = []
