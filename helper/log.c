@@ -1,20 +1,14 @@
 /*
- * log.c - syslog output. The helper never writes logs anywhere else.
+ * log.c - what a syslog line may carry: caller-derived strings quoted, and
+ * the names of variables (never their values). The helper logs only
+ * through syslog(3), opened in main().
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <syslog.h>
 
 #include "log.h"
-
-void log_open(void)
-{
-	/* LOG_NDELAY: connect now, before any guest exists, so the socket
-	 * is ours and not opened later under odd fds. */
-	openlog("isospawn-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
-}
 
 void log_quote(char *dst, size_t n, const char *src)
 {

@@ -12,8 +12,6 @@
 
 #include <stddef.h>
 
-void log_open(void);
-
 /* Copy src into dst (n bytes) with '"', '\\' and non-printable bytes
  * escaped, so a caller-chosen string cannot forge log lines. */
 void log_quote(char *dst, size_t n, const char *src);

@@ -134,9 +134,9 @@ static void refuse(struct iso_server *srv, uint32_t id, int err,
 	m.u.refused.message = reason;
 	log_quote(qprog, sizeof(qprog), program ? program : "-");
 	log_quote(qwhy, sizeof(qwhy), reason);
-	syslog(LOG_NOTICE, "refuse id=%u caller=%u rule=" ISO_RULE_FMT
+	syslog(LOG_NOTICE, "refuse id=%u caller=%u rule=%s:%u"
 	       " program=\"%s\" reason=\"%s\"", id, (unsigned)srv->caller.uid,
-	       ISO_RULE_ARGS(srv->rule), qprog, qwhy);
+	       srv->rule->file, srv->rule->line, qprog, qwhy);
 	(void)reply(srv, &m, -1);
 }
 
@@ -239,9 +239,9 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	write_record(srv, slot, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
 	log_quote(qprog, sizeof(qprog), req->program);
-	syslog(LOG_INFO, "spawn id=%u caller=%u rule=" ISO_RULE_FMT
+	syslog(LOG_INFO, "spawn id=%u caller=%u rule=%s:%u"
 	       " program=\"%s\" overrides=%s guest_uid=%u pid=%d network=%s",
-	       id, (unsigned)srv->caller.uid, ISO_RULE_ARGS(srv->rule), qprog,
+	       id, (unsigned)srv->caller.uid, srv->rule->file, srv->rule->line, qprog,
 	       names, (unsigned)slot->child.lease.uid, (int)slot->child.pid,
 	       plan.network_none ? "none" : "host");
 	plan_release(&plan);

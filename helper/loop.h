@@ -41,10 +41,6 @@ struct iso_server {
 	struct iso_wire_msg *msg;     /* decoded request, once */
 };
 
-/* "file:line" of the matched rule, for logs and messages. */
-#define ISO_RULE_FMT "%s:%u"
-#define ISO_RULE_ARGS(rule) (rule)->file, (rule)->line
-
 /* Allocate the server's buffers; everything per-connection is made here. */
 int server_init(struct iso_server *srv, int sock, char *why, size_t n);
 

@@ -58,7 +58,9 @@ int main(int argc, char **argv)
 		return early_refusal("refusing to run with an empty argv");
 	if (hygiene_start(why, sizeof(why)) < 0)
 		return early_refusal(why);
-	log_open();
+	/* LOG_NDELAY: connect now, before any guest exists, so the socket is
+	 * ours and not opened later under odd fds. */
+	openlog("isospawn-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
 	if (server_init(&server, ISO_HELPER_FD, why, sizeof(why)) < 0)
 		return early_refusal(why);
 	if ((rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why))) < 0)
@@ -85,8 +87,8 @@ int main(int argc, char **argv)
 	if ((rc = confine_prepare(server.rule, server.world.root_fd, &server.confine, why,
 				  sizeof(why))) < 0)
 		return refuse_client(rc, why);
-	syslog(LOG_INFO, "connect caller=%u rule=" ISO_RULE_FMT " landlock_abi=%d",
-	       (unsigned)server.caller.uid, ISO_RULE_ARGS(server.rule),
+	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",
+	       (unsigned)server.caller.uid, server.rule->file, server.rule->line,
 	       server.confine.landlock_abi);
 	if (server_hello(&server, 0, NULL) < 0)
 		return ISO_HELPER_EXIT_FAILED;
