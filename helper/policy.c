@@ -59,9 +59,6 @@ static const int limit_in_bytes[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_SCRATCH] = 1, [ISO_LIMIT_SHM] = 1,
 };
 
-/* A timeout above a year is a typo, and keeps seconds * 1000 far from
- * overflowing. */
-#define TIMEOUT_SECONDS_MAX (366 * 24 * 3600)
 #define LANDLOCK_ABI_MAX 7
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -422,14 +419,14 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 
 	if ((rc = want_args(p, arg, narg, 1, 2, "MAX [DEFAULT] in seconds")) < 0)
 		return rc;
-	if (parse_decimal(arg[0], TIMEOUT_SECONDS_MAX, &max) < 0)
+	if (parse_decimal(arg[0], ISO_POLICY_TIMEOUT_MAX, &max) < 0)
 		return fail(p, "expected MAX from 0 to %d seconds after 'timeout', got '%s'",
-			    TIMEOUT_SECONDS_MAX, arg[0]);
+			    ISO_POLICY_TIMEOUT_MAX, arg[0]);
 	/* With a ceiling, a guest that asks for nothing gets the ceiling
 	 * unless a DEFAULT says less: "none" would exceed the ceiling. */
 	def = max;
 	lo = max > 0 ? 1 : 0;
-	hi = max > 0 ? max : TIMEOUT_SECONDS_MAX;
+	hi = max > 0 ? max : ISO_POLICY_TIMEOUT_MAX;
 	if (narg == 2 && (parse_decimal(arg[1], hi, &def) < 0 || def < lo))
 		return fail(p, "expected DEFAULT from %" PRIu64 " to %" PRIu64 " seconds after "
 			    "'timeout %s', got '%s'", lo, hi, arg[0], arg[1]);

@@ -24,6 +24,9 @@
 #define ISO_POLICY_POOL_MAX 65536	/* uids in one pool */
 #define ISO_POLICY_GUESTS_DEFAULT 64	/* a rule's 'guests' when it sets none */
 #define ISO_POLICY_DROPINS_MAX 64	/* *.conf files in the drop-in directory */
+/* Seconds in a 'timeout' (366 days), and in a guest's: more is a typo, and
+ * the bound keeps seconds * 1000 far from overflowing. */
+#define ISO_POLICY_TIMEOUT_MAX (366 * 24 * 3600)
 
 enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
 enum iso_seccomp_profile {

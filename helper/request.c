@@ -80,7 +80,7 @@ static int decide_limits(const struct iso_rule *rule,
 	}
 	/* The policy's own bound on timeouts (366 days) also bounds a rule
 	 * without a ceiling, so deadlines cannot overflow. */
-	if (req->timeout_ms > 31622400ull * 1000)
+	if (req->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000)
 		return iso_why(why, n, EINVAL, "timeout %llu ms is longer than 366 days",
 			       (unsigned long long)req->timeout_ms);
 	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
