@@ -18,8 +18,8 @@
  *    built-in system paths missing on this machine are skipped.
  *  - REFER (moving files between directories) MUST NOT be granted outside
  *    the guest's own /tmp and /dev/shm.
- *  - The built-in and rule paths MUST be opened in the guest's tree (its
- *    template, world.c), so that each rule names what the guest will see.
+ *  - Every path MUST be opened in the guest's own tree (world.c), after
+ *    world_enter(), so that each rule names what the guest will see.
  */
 #include "config.h"
 
@@ -147,8 +147,8 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 /*
  * What every guest reads of its tree's system part (world.c builds it: all
  * read-only, and /etc only as far as its mode bits let an account without
- * groups read it). Not /proc, /tmp, /dev/shm: each guest has its own, added
- * in the guest (confine_apply_landlock).
+ * groups read it). /proc, /tmp, /dev/shm are each guest's own
+ * (confine_apply_landlock).
  */
 static const char *const system_read[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
@@ -215,90 +215,49 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
 	}
 }
 
-/* `rights` narrowed to what the ruleset handles and, for a file, to file
- * rights. */
-static int rights_for(int fd, uint64_t rights, uint64_t handled,
-		      uint64_t *out)
+/* A rule for what fd names: `rights` narrowed to what the ruleset handles
+ * and, for a file, to file rights. */
+static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled,
+		    const char *what, char *why, size_t n)
 {
+	struct landlock_path_beneath_attr attr = { .parent_fd = fd };
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
-		return -errno;
-	*out = rights & handled;
+		return iso_why_errno(why, n, "landlock: %s", what);
+	attr.allowed_access = rights & handled;
 	if (!S_ISDIR(st.st_mode))
-		*out &= FS_FILE;
-	return 0;
-}
-
-static int add_rule(int ruleset, int fd, uint64_t rights, const char *what,
-		    char *why, size_t n)
-{
-	struct landlock_path_beneath_attr attr = { .parent_fd = fd,
-						   .allowed_access = rights };
-
+		attr.allowed_access &= FS_FILE;
 	if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr,
 				  0) < 0)
 		return iso_why_errno(why, n, "landlock: rule for %s", what);
 	return 0;
 }
 
-/*
- * Open each path (O_PATH) beneath `root` (AT_FDCWD: "/") and call `use`
- * with it and its narrowed rights; closes what `use` does not keep. A
- * missing built-in path is skipped.
- */
-static int for_each_path(int root, const char *const *paths,
-			 enum path_origin origin, uint64_t rights,
-			 uint64_t handled,
-			 int (*use)(void *, int, uint64_t, const char *, char *,
-				    size_t),
-			 void *arg, char *why, size_t n)
+/* A rule for each path, opened (O_PATH) in the guest's tree. A missing
+ * built-in path is skipped. */
+static int add_paths(int ruleset, const char *const *paths,
+		     enum path_origin origin, uint64_t rights, uint64_t handled,
+		     char *why, size_t n)
 {
 	/* A requested path was checked as text against the rule's may_read
 	 * and may_write: a symlink on the way could point anywhere else. */
 	struct open_how how = {
 		.flags = O_PATH | O_CLOEXEC,
-		.resolve = (origin == PATH_REQUEST ? RESOLVE_NO_SYMLINKS : 0) |
-			   (root == AT_FDCWD ? 0 : RESOLVE_IN_ROOT),
+		.resolve = origin == PATH_REQUEST ? RESOLVE_NO_SYMLINKS : 0,
 	};
-	uint64_t narrowed = 0;
-	int fd, rc;
+	int fd, rc = 0;
 
-	for (; paths && *paths; paths++) {
-		fd = (int)syscall(SYS_openat2, root, *paths, &how, sizeof how);
+	for (; rc == 0 && paths && *paths; paths++) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, *paths, &how, sizeof how);
 		if (fd < 0 && origin == PATH_BUILTIN && errno == ENOENT)
 			continue;
 		if (fd < 0)
 			return iso_why_errno(why, n, "landlock: %s", *paths);
-		rc = rights_for(fd, rights, handled, &narrowed);
-		rc = rc < 0 ? iso_why(why, n, -rc, "landlock: %s: %s", *paths, strerror(-rc))
-			    : use(arg, fd, narrowed, *paths, why, n);
-		if (rc <= 0)
-			close(fd);
-		if (rc < 0)
-			return rc;
+		rc = add_rule(ruleset, fd, rights, handled, *paths, why, n);
+		close(fd);
 	}
-	return 0;
-}
-
-/* Keeps fd (returns 1) in the prepared set. */
-static int keep_fixed(void *arg, int fd, uint64_t rights, const char *path,
-		      char *why, size_t n)
-{
-	struct iso_confine *c = arg;
-
-	if (c->nfixed == ISO_LANDLOCK_FIXED_MAX)
-		return iso_why(why, n, E2BIG, "landlock: more than %d paths at %s",
-			       ISO_LANDLOCK_FIXED_MAX, path);
-	c->fixed_fd[c->nfixed] = fd;
-	c->fixed_rights[c->nfixed++] = rights;
-	return 1;
-}
-
-static int add_now(void *arg, int fd, uint64_t rights, const char *path,
-		   char *why, size_t n)
-{
-	return add_rule(*(int *)arg, fd, rights, path, why, n);
+	return rc;
 }
 
 static uint64_t handled_fs_of(int abi)
@@ -307,34 +266,6 @@ static uint64_t handled_fs_of(int abi)
 	       (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
 	       (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0) |
 	       (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
-}
-
-/* Once per connection, as root: the paths every guest of the rule is
- * granted. Opening them as root gives no more than the guest's own uid
- * could reach: Landlock only narrows what the kernel's permission checks
- * already allow. */
-static int prepare_landlock(struct iso_confine *c, char *why, size_t n)
-{
-	uint64_t handled = handled_fs_of(c->landlock_abi);
-	uint64_t rw_no_refer = handled & ~FS_NO_DEVICES & ~LANDLOCK_ACCESS_FS_REFER;
-	const struct {
-		const char *const *paths;
-		enum path_origin origin;
-		uint64_t rights;
-	} fixed[] = {
-		{ system_read, PATH_BUILTIN, FS_READ },
-		{ system_dev, PATH_BUILTIN, FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE },
-		{ system_root, PATH_BUILTIN, LANDLOCK_ACCESS_FS_READ_DIR },
-		{ (const char *const *)c->rule->read, PATH_RULE, FS_READ },
-		{ (const char *const *)c->rule->write, PATH_RULE, rw_no_refer },
-	};
-	int rc = 0;
-
-	c->handled_fs = handled;
-	for (size_t i = 0; rc == 0 && i < COUNT(fixed); i++)
-		rc = for_each_path(c->root_fd, fixed[i].paths, fixed[i].origin,
-				   fixed[i].rights, handled, keep_fixed, c, why, n);
-	return rc;
 }
 
 /* The descriptors handed over as 0-2, each with the rights of its open
@@ -360,24 +291,46 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 		if (mode < 0 || fstat(stdio[i], &st) < 0 || S_ISDIR(st.st_mode) ||
 		    (mode & O_ACCMODE) > O_RDWR)
 			continue;
-		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE] & handled,
+		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE], handled,
 			       "stdio", ignored, sizeof ignored);
 	}
 }
 
+/*
+ * One ruleset, built where it is applied: in the guest, as the guest, in
+ * its own tree (world.c), which holds only what the guest may see. Every
+ * path is opened there, so each rule names what the guest sees: its own
+ * /proc, /tmp and /dev/shm (Landlock skips the mount point under a mount,
+ * so a rule on the template's directory would not cover them) and its
+ * grants. Opened as the guest, a path gives it nothing its uid could not
+ * reach: Landlock only narrows the kernel's permission checks.
+ */
 int confine_apply_landlock(const struct iso_confine *c,
 			   const struct iso_plan *plan, int program_fd,
 			   const int stdio[3], char *why, size_t n)
 {
-	/* The guest's own, mounted by its reaper (world.c): opened here, in
-	 * its tree, as Landlock skips the mount point under a mount, so a rule
-	 * on the template's directory would not cover them. */
 	const char *const own_rw[] = { "/tmp", "/dev/shm", NULL };
 	const char *const own_read[] = { "/proc", NULL };
 	struct iso_landlock_ruleset_attr attr = { 0 };
-	uint64_t handled = c->handled_fs, rw, rw_no_refer, prog = 0;
 	int abi = c->landlock_abi, ruleset, rc = 0;
-	size_t i;
+	uint64_t handled = handled_fs_of(abi);
+	uint64_t rw = handled & ~FS_NO_DEVICES;
+	uint64_t rw_no_refer = rw & ~LANDLOCK_ACCESS_FS_REFER;
+	const struct {
+		const char *const *paths;
+		enum path_origin origin;
+		uint64_t rights;
+	} grants[] = {
+		{ system_read, PATH_BUILTIN, FS_READ },
+		{ system_dev, PATH_BUILTIN, FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE },
+		{ system_root, PATH_BUILTIN, LANDLOCK_ACCESS_FS_READ_DIR },
+		{ own_rw, PATH_RULE, rw },
+		{ own_read, PATH_RULE, FS_READ },
+		{ (const char *const *)c->rule->read, PATH_RULE, FS_READ },
+		{ (const char *const *)c->rule->write, PATH_RULE, rw_no_refer },
+		{ plan->read_paths, PATH_REQUEST, FS_READ },
+		{ plan->write_paths, PATH_REQUEST, rw_no_refer },
+	};
 
 	if (!c->landlock_on)
 		return 0;
@@ -392,36 +345,16 @@ int confine_apply_landlock(const struct iso_confine *c,
 	if (abi >= 6)
 		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
 			      LANDLOCK_SCOPE_SIGNAL;
-	rw = handled & ~FS_NO_DEVICES;
-	rw_no_refer = rw & ~LANDLOCK_ACCESS_FS_REFER;
-	const struct {
-		const char *const *paths;
-		enum path_origin origin;
-		uint64_t rights;
-	} grants[] = {
-		{ plan->read_paths, PATH_REQUEST, FS_READ },
-		{ own_rw, PATH_RULE, rw },
-		{ own_read, PATH_RULE, FS_READ },
-		{ plan->write_paths, PATH_REQUEST, rw_no_refer },
-	};
-
 	ruleset = sys_landlock_create_ruleset(&attr, sizeof attr, 0);
 	if (ruleset < 0)
 		return iso_why_errno(why, n, "landlock: creating the ruleset");
-	for (i = 0; rc == 0 && i < c->nfixed; i++)
-		rc = add_rule(ruleset, c->fixed_fd[i], c->fixed_rights[i],
-			      "a prepared path", why, n);
-	for (i = 0; rc == 0 && i < COUNT(grants); i++)
-		rc = for_each_path(AT_FDCWD, grants[i].paths, grants[i].origin,
-				   grants[i].rights, handled, add_now, &ruleset,
-				   why, n);
+	for (size_t i = 0; rc == 0 && i < COUNT(grants); i++)
+		rc = add_paths(ruleset, grants[i].paths, grants[i].origin,
+			       grants[i].rights, handled, why, n);
 	/* The program itself, wherever it lives: file rights only (a
 	 * ruleset's rules are a set: their order changes nothing). */
-	if (rc == 0 && (rc = rights_for(program_fd, FS_READ & FS_FILE, handled,
-					&prog)) < 0)
-		rc = iso_why(why, n, -rc, "landlock: the program: %s", strerror(-rc));
 	if (rc == 0)
-		rc = add_rule(ruleset, program_fd, prog, "the program", why, n);
+		rc = add_rule(ruleset, program_fd, FS_READ, handled, "the program", why, n);
 	if (rc == 0)
 		add_stdio(ruleset, stdio, handled);
 	if (rc == 0 && sys_landlock_restrict_self(ruleset, 0) < 0)
@@ -432,8 +365,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 /* ---- Preparation, once per connection ----------------------------- */
 
-int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    struct iso_confine *c, char *why, size_t n)
+int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n)
 {
 	char gap[400];
 	int degraded, rc;
@@ -441,7 +373,6 @@ int confine_prepare(const struct iso_rule *rule, int root_fd,
 
 	memset(c, 0, sizeof *c);
 	c->rule = rule;
-	c->root_fd = root_fd;
 	c->landlock_abi = landlock_abi_version();
 	landlock_gap(c->landlock_abi, errno, rule->landlock_min_abi, gap, sizeof gap);
 	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
@@ -460,9 +391,8 @@ int confine_prepare(const struct iso_rule *rule, int root_fd,
 	    !(c->landlock_on && c->landlock_abi >= 4))
 		return iso_why(why, n, ENOSYS, "network none: the kernel has neither "
 			       "network namespaces nor Landlock TCP rules");
-	if ((c->landlock_on && (rc = prepare_landlock(c, why, n)) < 0) ||
-	    (rule->seccomp != ISO_SECCOMP_NONE &&
-	     (rc = prepare_seccomp(rule, c, why, n)) < 0)) {
+	if (rule->seccomp != ISO_SECCOMP_NONE &&
+	    (rc = prepare_seccomp(rule, c, why, n)) < 0) {
 		confine_release(c);
 		return rc;
 	}
@@ -476,8 +406,6 @@ int confine_prepare(const struct iso_rule *rule, int root_fd,
 
 void confine_release(struct iso_confine *c)
 {
-	while (c->nfixed > 0)
-		close(c->fixed_fd[--c->nfixed]);
 	free(c->bpf);
 	c->bpf = NULL;
 	c->bpf_len = 0;

@@ -20,24 +20,13 @@
 
 struct sock_filter;
 
-/* Built-in paths plus the rule's read and write lists (one policy line
- * each, so at most ISO_POLICY_WORDS_MAX words). */
-#define ISO_LANDLOCK_FIXED_MAX (32 + 2 * ISO_POLICY_WORDS_MAX)
-
 struct iso_confine {
 	const struct iso_rule *rule;
-	int root_fd;		/* the guest's tree (world.c), or AT_FDCWD */
 	int landlock_abi;	/* what the kernel reports, 0 = none */
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
 	char notes[512];	/* degraded modes accepted, for the client */
-	/* Landlock: the built-in and rule paths, opened once (O_PATH) with
-	 * the rights each gets, so a guest only adds rules for them. */
-	uint64_t handled_fs;
-	int fixed_fd[ISO_LANDLOCK_FIXED_MAX];
-	uint64_t fixed_rights[ISO_LANDLOCK_FIXED_MAX];
-	size_t nfixed;
 };
 
 /* The kernel's Landlock ABI version; 0 when unavailable, errno then saying
@@ -66,8 +55,7 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
  * Landlock TCP rules for network none), -EINVAL for a syscall name in the
  * rule that seccomp-tables.h does not know, -ENOMEM; with a reason in why.
  */
-int confine_prepare(const struct iso_rule *rule, int root_fd,
-		    struct iso_confine *c, char *why, size_t n);
+int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n);
 void confine_release(struct iso_confine *c);
 
 /*

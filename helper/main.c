@@ -84,8 +84,7 @@ int main(int argc, char **argv)
 				   why, sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
-	if ((rc = confine_prepare(server.rule, server.world.root_fd, &server.confine, why,
-				  sizeof(why))) < 0)
+	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",
 	       (unsigned)server.caller.uid, server.rule->file, server.rule->line,

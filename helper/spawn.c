@@ -304,24 +304,18 @@ static void close_all_but(int *keep, size_t n)
  * and report sockets, epoll, signalfd and the rest are not the reaper's,
  * and would count against the guest's nofile until its exec. Kept: stdio
  * (which the guest's replace), the report socket, the caller's descriptors
- * for the guest, /dev/null, the helper's pidfd, the guest's tree and the
- * prepared Landlock paths. */
+ * for the guest, /dev/null, the helper's pidfd and the guest's template
+ * namespace. */
 static void reaper_fds(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		       int report_fd, int request_fd)
 {
-	const struct iso_confine *c = ctx->confine;
-	int keep[14 + ISO_LANDLOCK_FIXED_MAX] = {
+	int keep[] = {
 		0, 1, 2, report_fd, plan->stdio[0], plan->stdio[1], plan->stdio[2],
-		ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd, ctx->world->root_fd,
-		ctx->world->ids_fd, c->root_fd, request_fd,
+		ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd, request_fd,
 	};
-	size_t n = 14;
 
-	for (size_t i = 0; i < c->nfixed; i++)
-		keep[n++] = c->fixed_fd[i];
-	close_all_but(keep, n);
+	close_all_but(keep, sizeof(keep) / sizeof(*keep));
 }
-
 
 /*
  * pid 1 of the guest's namespaces, still root: its own descriptors, the

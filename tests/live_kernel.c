@@ -99,7 +99,7 @@ static void prepare(const struct iso_rule *rule, struct iso_confine *c)
 {
 	char why[256] = "";
 
-	ck_assert_msg(confine_prepare(rule, AT_FDCWD, c, why, sizeof why) == 0,
+	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0,
 		      "confine_prepare: %s", why);
 }
 
@@ -1011,7 +1011,7 @@ static int apply_landlock(const struct iso_plan *plan)
 	int rc;
 
 	rule.landlock_min_abi = landlock_min_abi;
-	rc = confine_prepare(&rule, AT_FDCWD, &c, why, sizeof why);
+	rc = confine_prepare(&rule, &c, why, sizeof why);
 	if (rc == 0 && program_fd >= 0)
 		rc = confine_apply_landlock(&c, plan, program_fd, stdio, why,
 					    sizeof why);

@@ -97,7 +97,7 @@ static void prepare(const struct iso_rule *rule, struct iso_confine *c)
 {
 	char why[256] = "";
 
-	ck_assert_msg(confine_prepare(rule, AT_FDCWD, c, why, sizeof why) == 0,
+	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0,
 		      "confine_prepare: %s", why);
 }
 
@@ -109,7 +109,7 @@ START_TEST(prepare_landlock_required_beyond_kernel_refused)
 	char why[256] = "";
 
 	rule.landlock_min_abi = 99;
-	ck_assert_int_eq(confine_prepare(&rule, AT_FDCWD, &c, why, sizeof why), -ENOSYS);
+	ck_assert_int_eq(confine_prepare(&rule, &c, why, sizeof why), -ENOSYS);
 	ck_assert_msg(strstr(why, "landlock") && strstr(why, "line 7"), "%s",
 		      why);
 }
@@ -192,7 +192,7 @@ START_TEST(prepare_unknown_syscall_name_refused)
 	char why[256] = "";
 
 	rule.seccomp_deny = deny;
-	ck_assert_int_eq(confine_prepare(&rule, AT_FDCWD, &c, why, sizeof why), -EINVAL);
+	ck_assert_int_eq(confine_prepare(&rule, &c, why, sizeof why), -EINVAL);
 	ck_assert_msg(strstr(why, "no_such_syscall_xyz"), "%s", why);
 	confine_release(&c);
 }

@@ -122,7 +122,7 @@ static struct sock_filter *prepared(int strict, int kill, char **deny, size_t *l
 	rule.seccomp_action = kill ? ISO_SECCOMP_KILL : ISO_SECCOMP_ERRNO;
 	rule.landlock = ISO_LANDLOCK_OFF;
 	rule.seccomp_deny = deny;
-	ck_assert_msg(confine_prepare(&rule, AT_FDCWD, &c, why, sizeof why) == 0,
+	ck_assert_msg(confine_prepare(&rule, &c, why, sizeof why) == 0,
 		      "confine_prepare: %s", why);
 	*len = c.bpf_len;
 	f = c.bpf;
