@@ -211,13 +211,6 @@ static int watcher_clear(WatcherObject *w)
 	return 0;
 }
 
-static void watcher_dealloc(WatcherObject *w)
-{
-	PyObject_GC_UnTrack(w);
-	watcher_clear(w);
-	Py_TYPE(w)->tp_free((PyObject *)w);
-}
-
 static PyMethodDef watcher_methods[] = {
 	{ "_ready", (PyCFunction)watcher_ready, METH_NOARGS,
 	  "Collect what ended and answer the waiting coroutines (the event "
@@ -233,7 +226,7 @@ PyTypeObject WatcherType = {
 	.tp_doc = "The guests of one connection awaited on one asyncio loop.",
 	.tp_traverse = (traverseproc)watcher_traverse,
 	.tp_clear = (inquiry)watcher_clear,
-	.tp_dealloc = (destructor)watcher_dealloc,
+	.tp_dealloc = gc_dealloc,
 	.tp_methods = watcher_methods,
 };
 

@@ -40,42 +40,33 @@ static PyObject *channel_send(ChannelObject *ch, PyObject *args)
 	Py_buffer data;
 	ssize_t n;
 
-	if (!PyArg_ParseTuple(args, "y*:send", &data))
+	if (message_arg(args, &data) < 0)
 		return NULL;
-	if (channel_open(ch) < 0)
-		goto fail;
-	if (data.len == 0 || data.len > ISO_MESSAGE_MAX) {
-		PyErr_Format(PyExc_ValueError,
-			     "a message is 1 to %d bytes, not %zd", ISO_MESSAGE_MAX,
-			     data.len);
-		goto fail;
+	if (channel_open(ch) < 0) {
+		PyBuffer_Release(&data);
+		return NULL;
 	}
 	for (;;) {
 		Py_BEGIN_ALLOW_THREADS
 		n = send(ch->fd, data.buf, (size_t)data.len, MSG_NOSIGNAL);
 		Py_END_ALLOW_THREADS
-		if (n >= 0 || errno != EINTR)
+		if (n >= 0 || errno != EINTR || PyErr_CheckSignals() < 0)
 			break;
-		if (PyErr_CheckSignals() < 0)
-			goto fail;
 	}
-	if (n < 0) {
+	if (n < 0 && !PyErr_Occurred())
 		PyErr_SetFromErrno(PyExc_OSError);
-		goto fail;
-	}
 	PyBuffer_Release(&data);
+	if (n < 0)
+		return NULL;
 	Py_RETURN_NONE;
-fail:
-	PyBuffer_Release(&data);
-	return NULL;
 }
 
 static PyObject *channel_recv(ChannelObject *ch, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = { "timeout", NULL };
 	PyObject *timeout = Py_None, *result = NULL;
+	const struct timespec *until;
 	struct timespec deadline;
-	double seconds = 0;
 	char *buf;
 	ssize_t n;
 	int rc, err;
@@ -83,25 +74,14 @@ static PyObject *channel_recv(ChannelObject *ch, PyObject *args, PyObject *kwds)
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:recv", kwlist,
 					 &timeout))
 		return NULL;
-	if (channel_open(ch) < 0)
+	if (channel_open(ch) < 0 || deadline_arg(timeout, &deadline, &until) < 0)
 		return NULL;
-	if (timeout != Py_None) {
-		seconds = PyFloat_AsDouble(timeout);
-		if (seconds == -1.0 && PyErr_Occurred())
-			return NULL;
-		if (!(seconds >= 0)) {
-			PyErr_SetString(PyExc_ValueError,
-					"timeout must be None or seconds >= 0");
-			return NULL;
-		}
-		deadline_in(&deadline, seconds > 1e9 ? 1e9 : seconds);
-	}
 	buf = PyMem_Malloc(ISO_MESSAGE_MAX);
 	if (buf == NULL)
 		return PyErr_NoMemory();
 	for (;;) {
 		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-		int ms = ms_until(timeout == Py_None ? NULL : &deadline);
+		int ms = ms_until(until);
 
 		Py_BEGIN_ALLOW_THREADS
 		n = recv(ch->fd, buf, ISO_MESSAGE_MAX, MSG_TRUNC | MSG_DONTWAIT);

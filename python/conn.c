@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -48,10 +49,24 @@ int conn_check(ConnObject *c)
 	return 0;
 }
 
-static void failure_set(struct failure *f, int rc, const char *msg)
+int failure_set(struct failure *f, int rc, const char *msg)
 {
 	f->rc = rc;
 	strlcpy(f->msg, msg, sizeof(f->msg));
+	return rc;
+}
+
+int failure_of_call(struct failure *f, int rc)
+{
+	f->rc = rc;
+	if (rc < 0)
+		strlcpy(f->msg, iso_last_error(), sizeof(f->msg));
+	return rc;
+}
+
+int failure_closed(struct failure *f)
+{
+	return failure_set(f, PYISO_CLOSED, "the connection was closed");
 }
 
 /* ------------------------------------------------------------------ */
@@ -74,7 +89,8 @@ int ms_until(const struct timespec *deadline)
 	return (int)((ns + 999999) / 1000000);
 }
 
-void deadline_in(struct timespec *deadline, double seconds)
+/* A deadline `seconds` from now. */
+static void deadline_in(struct timespec *deadline, double seconds)
 {
 	double whole = (double)(int64_t)seconds;
 
@@ -85,6 +101,46 @@ void deadline_in(struct timespec *deadline, double seconds)
 		deadline->tv_sec++;
 		deadline->tv_nsec -= 1000000000;
 	}
+}
+
+int seconds_arg(PyObject *timeout, int zero_ok, double max, double *seconds)
+{
+	*seconds = PyFloat_AsDouble(timeout);
+	if (*seconds == -1.0 && PyErr_Occurred())
+		return -1;
+	if ((*seconds > 0 || (zero_ok && *seconds == 0)) && *seconds <= max)
+		return 0;
+	PyErr_SetString(PyExc_ValueError,
+			zero_ok ? "timeout must be None or a number of seconds >= 0" :
+				  "timeout must be None or seconds > 0");
+	return -1;
+}
+
+int deadline_arg(PyObject *timeout, struct timespec *deadline,
+		 const struct timespec **until)
+{
+	double seconds;
+
+	*until = NULL;
+	if (timeout == Py_None)
+		return 0;
+	if (seconds_arg(timeout, 1, HUGE_VAL, &seconds) < 0)
+		return -1;
+	deadline_in(deadline, seconds > 1e9 ? 1e9 : seconds);
+	*until = deadline;
+	return 0;
+}
+
+int message_arg(PyObject *args, Py_buffer *data)
+{
+	if (!PyArg_ParseTuple(args, "y*:send", data))
+		return -1;
+	if (data->len > 0 && data->len <= ISO_MESSAGE_MAX)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "a message is 1 to %d bytes, not %zd",
+		     ISO_MESSAGE_MAX, data->len);
+	PyBuffer_Release(data);
+	return -1;
 }
 
 static int readable_now(int fd)
@@ -180,10 +236,8 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 
 	if (g->ended)
 		return 0;
-	if (c->conn == NULL) {
-		failure_set(f, PYISO_CLOSED, "the connection was closed");
-		return f->rc;
-	}
+	if (c->conn == NULL)
+		return failure_closed(f);
 	/* Only a call that found something to read can have collected
 	 * another guest's end: waking the others then, and only then,
 	 * cannot set off an endless round of wake-ups. Alone, nobody needs
@@ -191,9 +245,7 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 	was_readable = (c->waiters != NULL &&
 			(c->waiters != self || self->next != NULL)) &&
 		       readable_now(c->fd);
-	rc = iso_wait(g->guest, 0);
-	if (rc < 0)
-		failure_set(f, rc, iso_last_error());
+	rc = failure_of_call(f, iso_wait(g->guest, 0));
 	if (rc == -EPIPE)
 		c->broken = 1;
 	if (was_readable)
@@ -272,10 +324,8 @@ int guest_wait_nogil(GuestObject *g, const struct timespec *deadline,
 	int rc;
 
 	self.efd = thread_efd();
-	if (self.efd < 0) {
-		failure_set(f, -EMFILE, "no eventfd for a waiting thread");
-		return f->rc;
-	}
+	if (self.efd < 0)
+		return failure_set(f, -EMFILE, "no eventfd for a waiting thread");
 	conn_lock(c);
 	waiter_add_locked(c, &self);
 	conn_unlock(c);
@@ -345,9 +395,7 @@ static PyObject *conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 		iso_conn *conn = NULL;
 
 		Py_BEGIN_ALLOW_THREADS
-		f.rc = iso_open(&conn);
-		if (f.rc < 0)
-			strlcpy(f.msg, iso_last_error(), sizeof(f.msg));
+		failure_of_call(&f, iso_open(&conn));
 		Py_END_ALLOW_THREADS
 		if (f.rc < 0) {
 			pyiso_raise_failure(&f);
@@ -436,8 +484,6 @@ static PyObject *conn_spawn(ConnObject *c, PyObject *args, PyObject *kwds)
 	g = conn_spawn_request(c, argv, &req);
 	if (g != NULL) {
 		static const char *const modes[3] = { "wb", "rb", "rb" };
-		PyObject **files[3] = { &g->stdin_file, &g->stdout_file,
-					&g->stderr_file };
 
 		for (i = 0; i < 3; i++) {
 			PyObject *f;
@@ -451,7 +497,7 @@ static PyObject *conn_spawn(ConnObject *c, PyObject *args, PyObject *kwds)
 				break;
 			}
 			req.parent_fds[i] = -1; /* the file owns it now */
-			Py_SETREF(*files[i], f);
+			Py_SETREF(g->files[i], f);
 		}
 	}
 	spawn_request_release(&req);

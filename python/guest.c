@@ -6,7 +6,6 @@
 #include "pyiso.h"
 
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,20 +22,11 @@ typedef struct {
 	struct snapshot s;
 } StatusObject;
 
-static const char *const outcome_names[] = {
-	[ISO_OUTCOME_RUNNING] = "running",
-	[ISO_OUTCOME_EXITED] = "exited",
-	[ISO_OUTCOME_SIGNALED] = "signaled",
-	[ISO_OUTCOME_TIMED_OUT] = "timed_out",
-	[ISO_OUTCOME_LIMIT] = "limit",
-	[ISO_OUTCOME_FAILED] = "failed",
-};
-
 static const char *outcome_name(enum iso_outcome o)
 {
-	if ((unsigned)o < sizeof(outcome_names) / sizeof(outcome_names[0]))
-		return outcome_names[o];
-	return "unknown";
+	const char *name = iso_outcome_name(o);
+
+	return name != NULL ? name : "unknown";
 }
 
 static int killed_by_signal(const struct snapshot *s)
@@ -281,22 +271,6 @@ static PyObject *guest_poll_method(GuestObject *g, PyObject *Py_UNUSED(ignored))
 	return guest_status(g);
 }
 
-/* Seconds from a timeout argument; -1 with an exception if invalid. */
-static int seconds_arg(PyObject *timeout, double *seconds)
-{
-	*seconds = PyFloat_AsDouble(timeout);
-	if (*seconds == -1.0 && PyErr_Occurred())
-		return -1;
-	if (isnan(*seconds) || *seconds < 0) {
-		PyErr_SetString(PyExc_ValueError,
-				"timeout must be None or a number of seconds >= 0");
-		return -1;
-	}
-	if (*seconds > 1e9)
-		*seconds = 1e9;
-	return 0;
-}
-
 int guest_wait_until(GuestObject *g, const struct timespec *deadline)
 {
 	struct failure f;
@@ -326,19 +300,15 @@ static PyObject *guest_wait(GuestObject *g, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = { "timeout", NULL };
 	PyObject *timeout = Py_None;
+	const struct timespec *until;
 	struct timespec deadline;
-	double seconds = 0;
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:wait", kwlist,
-					 &timeout))
+					 &timeout) ||
+	    deadline_arg(timeout, &deadline, &until) < 0)
 		return NULL;
-	if (timeout != Py_None) {
-		if (seconds_arg(timeout, &seconds) < 0)
-			return NULL;
-		deadline_in(&deadline, seconds);
-	}
-	rc = guest_wait_until(g, timeout == Py_None ? NULL : &deadline);
+	rc = guest_wait_until(g, until);
 	if (rc < 0)
 		return NULL;
 	if (rc == 1)
@@ -366,16 +336,12 @@ static PyObject *guest_kill(GuestObject *g, PyObject *args, PyObject *kwds)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	conn_lock(c);
-	if (c->conn == NULL) {
-		f.rc = PYISO_CLOSED;
-		strlcpy(f.msg, "the connection was closed", sizeof(f.msg));
-	} else if (!g->ended) {
-		f.rc = iso_kill(g->guest, sig);
-		if (f.rc < 0)
-			strlcpy(f.msg, iso_last_error(), sizeof(f.msg));
-		if (f.rc == -EPIPE)
-			c->broken = 1;
-	}
+	if (c->conn == NULL)
+		failure_closed(&f);
+	else if (!g->ended)
+		failure_of_call(&f, iso_kill(g->guest, sig));
+	if (f.rc == -EPIPE)
+		c->broken = 1;
 	conn_unlock(c);
 	Py_END_ALLOW_THREADS
 	if (f.rc == -EINVAL)
@@ -414,52 +380,38 @@ static PyObject *guest_send(GuestObject *g, PyObject *args)
 	ConnObject *c = g->conn;
 	struct failure f = { 0, "" };
 	Py_buffer data;
+	int rc;
 
-	if (!PyArg_ParseTuple(args, "y*:send", &data))
+	if (message_arg(args, &data) < 0)
 		return NULL;
-	if (need_channel(g) < 0 || conn_check(c) < 0)
-		goto fail;
-	if (data.len == 0 || data.len > ISO_MESSAGE_MAX) {
-		PyErr_Format(PyExc_ValueError,
-			     "a message is 1 to %d bytes, not %zd", ISO_MESSAGE_MAX,
-			     data.len);
-		goto fail;
+	if (need_channel(g) < 0 || conn_check(c) < 0) {
+		PyBuffer_Release(&data);
+		return NULL;
 	}
 	for (;;) {
-		int rc;
-
 		Py_BEGIN_ALLOW_THREADS
 		rc = channel_poll(g, POLLOUT, -1);
 		if (rc == 0) {
 			conn_lock(c);
-			if (c->conn == NULL) {
-				f.rc = PYISO_CLOSED;
-				strlcpy(f.msg, "the connection was closed",
-					sizeof(f.msg));
-			} else {
-				f.rc = iso_send(g->guest, data.buf,
-						(size_t)data.len);
-				if (f.rc < 0)
-					strlcpy(f.msg, iso_last_error(),
-						sizeof(f.msg));
-			}
+			if (c->conn == NULL)
+				failure_closed(&f);
+			else
+				failure_of_call(&f, iso_send(g->guest, data.buf,
+							     (size_t)data.len));
 			conn_unlock(c);
 		}
 		Py_END_ALLOW_THREADS
-		if (rc == 0)
+		if (rc == 0 || PyErr_CheckSignals() < 0)
 			break;
-		if (PyErr_CheckSignals() < 0)
-			goto fail;
 	}
 	PyBuffer_Release(&data);
+	if (rc < 0)
+		return NULL;
 	if (f.rc == -EPIPE)
 		return PyErr_Format(PyExc_BrokenPipeError, "%s", f.msg);
 	if (f.rc < 0)
 		return pyiso_raise_failure(&f);
 	Py_RETURN_NONE;
-fail:
-	PyBuffer_Release(&data);
-	return NULL;
 }
 
 static PyObject *guest_recv(GuestObject *g, PyObject *args, PyObject *kwds)
@@ -468,20 +420,15 @@ static PyObject *guest_recv(GuestObject *g, PyObject *args, PyObject *kwds)
 	ConnObject *c = g->conn;
 	PyObject *timeout = Py_None, *result = NULL;
 	struct failure f = { 0, "" };
+	const struct timespec *until;
 	struct timespec deadline;
-	double seconds = 0;
 	char *buf;
 	long n;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:recv", kwlist,
-					 &timeout))
-		return NULL;
-	if (timeout != Py_None) {
-		if (seconds_arg(timeout, &seconds) < 0)
-			return NULL;
-		deadline_in(&deadline, seconds);
-	}
-	if (need_channel(g) < 0 || conn_check(c) < 0)
+					 &timeout) ||
+	    deadline_arg(timeout, &deadline, &until) < 0 ||
+	    need_channel(g) < 0 || conn_check(c) < 0)
 		return NULL;
 	buf = PyMem_Malloc(ISO_MESSAGE_MAX);
 	if (buf == NULL)
@@ -492,21 +439,17 @@ static PyObject *guest_recv(GuestObject *g, PyObject *args, PyObject *kwds)
 		Py_BEGIN_ALLOW_THREADS
 		for (;;) {
 			conn_lock(c);
-			if (c->conn == NULL) {
-				n = PYISO_CLOSED;
-				strlcpy(f.msg, "the connection was closed",
-					sizeof(f.msg));
-			} else {
+			if (c->conn == NULL)
+				n = failure_closed(&f);
+			else
 				n = iso_recv(g->guest, buf, ISO_MESSAGE_MAX, 0);
-				if (n < 0 && n != ISO_RECV_TIMEOUT &&
-				    n != ISO_RECV_EOF)
-					strlcpy(f.msg, iso_last_error(),
-						sizeof(f.msg));
-			}
+			if (n != PYISO_CLOSED && n != ISO_RECV_TIMEOUT &&
+			    n != ISO_RECV_EOF)
+				failure_of_call(&f, (int)n);
 			conn_unlock(c);
 			if (n != ISO_RECV_TIMEOUT)
 				break;
-			int ms = ms_until(timeout == Py_None ? NULL : &deadline);
+			int ms = ms_until(until);
 			if (ms == 0)
 				break;
 			rc = channel_poll(g, POLLIN, ms);
@@ -527,7 +470,6 @@ static PyObject *guest_recv(GuestObject *g, PyObject *args, PyObject *kwds)
 		PyErr_Format(PyExc_EOFError, "guest %d closed its end of the channel",
 			     (int)g->pid);
 	} else {
-		f.rc = (int)n;
 		pyiso_raise_failure(&f);
 	}
 out:
@@ -552,15 +494,14 @@ static PyObject *guest_enter(GuestObject *g, PyObject *Py_UNUSED(ignored))
 static PyObject *guest_exit(GuestObject *g, PyObject *const *args,
 			    Py_ssize_t nargs)
 {
-	PyObject *files[3] = { g->stdin_file, g->stdout_file, g->stderr_file };
 	struct failure f;
 
 	for (int i = 0; i < 3; i++) {
 		PyObject *r;
 
-		if (files[i] == Py_None)
+		if (g->files[i] == Py_None)
 			continue;
-		r = PyObject_CallMethod(files[i], "close", NULL);
+		r = PyObject_CallMethod(g->files[i], "close", NULL);
 		if (r == NULL)
 			return NULL;
 		Py_DECREF(r);
@@ -612,18 +553,16 @@ static int guest_traverse(GuestObject *g, visitproc visit, void *arg)
 {
 	Py_VISIT(g->conn);
 	Py_VISIT(g->args);
-	Py_VISIT(g->stdin_file);
-	Py_VISIT(g->stdout_file);
-	Py_VISIT(g->stderr_file);
+	for (int i = 0; i < 3; i++)
+		Py_VISIT(g->files[i]);
 	return 0;
 }
 
 static int guest_clear(GuestObject *g)
 {
 	Py_CLEAR(g->args);
-	Py_CLEAR(g->stdin_file);
-	Py_CLEAR(g->stdout_file);
-	Py_CLEAR(g->stderr_file);
+	for (int i = 0; i < 3; i++)
+		Py_CLEAR(g->files[i]);
 	return 0;
 }
 
@@ -701,12 +640,12 @@ static PyMemberDef guest_members[] = {
 	  "the policy accepted), or ''." },
 	{ "args", T_OBJECT, offsetof(GuestObject, args), READONLY,
 	  "The args it was spawned with." },
-	{ "stdin", T_OBJECT, offsetof(GuestObject, stdin_file), READONLY,
+	{ "stdin", T_OBJECT, offsetof(GuestObject, files[0]), READONLY,
 	  "A binary file writing to the guest's stdin with stdin=PIPE, else "
 	  "None." },
-	{ "stdout", T_OBJECT, offsetof(GuestObject, stdout_file), READONLY,
+	{ "stdout", T_OBJECT, offsetof(GuestObject, files[1]), READONLY,
 	  "A binary file reading its stdout with stdout=PIPE, else None." },
-	{ "stderr", T_OBJECT, offsetof(GuestObject, stderr_file), READONLY,
+	{ "stderr", T_OBJECT, offsetof(GuestObject, files[2]), READONLY,
 	  "A binary file reading its stderr with stderr=PIPE, else None." },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -760,9 +699,8 @@ GuestObject *conn_spawn_request(ConnObject *c, PyObject *args,
 	g->guest = NULL;
 	g->args = Py_NewRef(args);
 	g->notes = NULL;
-	g->stdin_file = Py_NewRef(Py_None);
-	g->stdout_file = Py_NewRef(Py_None);
-	g->stderr_file = Py_NewRef(Py_None);
+	for (int i = 0; i < 3; i++)
+		g->files[i] = Py_NewRef(Py_None);
 	g->status = NULL;
 	g->channel_fd = -1;
 	g->ended = 0;
@@ -772,12 +710,9 @@ GuestObject *conn_spawn_request(ConnObject *c, PyObject *args,
 	Py_BEGIN_ALLOW_THREADS
 	conn_lock(c);
 	if (c->conn == NULL) {
-		f.rc = PYISO_CLOSED;
-		strlcpy(f.msg, "the connection was closed", sizeof(f.msg));
+		failure_closed(&f);
 	} else {
-		f.rc = iso_spawn(c->conn, req->spec, &guest);
-		if (f.rc < 0)
-			strlcpy(f.msg, iso_last_error(), sizeof(f.msg));
+		failure_of_call(&f, iso_spawn(c->conn, req->spec, &guest));
 		if (f.rc == -EPIPE)
 			c->broken = 1;
 		/* It read the socket, perhaps another guest's end. */

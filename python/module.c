@@ -77,6 +77,13 @@ PyObject *pyiso_raise_failure(const struct failure *f)
 	}
 }
 
+void gc_dealloc(PyObject *o)
+{
+	PyObject_GC_UnTrack(o);
+	Py_TYPE(o)->tp_clear(o);
+	Py_TYPE(o)->tp_free(o);
+}
+
 /* ------------------------------------------------------------------ */
 /* build_env                                                            */
 

@@ -95,7 +95,7 @@ typedef struct {
 	iso_guest *guest;  /* freed by dealloc, or by the connection's close */
 	PyObject *args;	   /* as the caller gave them */
 	PyObject *notes;   /* str */
-	PyObject *stdin_file, *stdout_file, *stderr_file; /* or None */
+	PyObject *files[3];  /* stdin, stdout, stderr: a file, or None */
 	PyObject *status;  /* Status once known, else NULL */
 	pid_t pid;
 	uid_t uid;
@@ -123,6 +123,9 @@ PyObject *pyiso_raise_failure(const struct failure *f);
 ConnObject *pyiso_default_conn(void);
 /* asyncio's coroutine wrapper `async def _wait(f): return await f`. */
 extern PyObject *pyiso_await_fn;
+/* Release GC-tracked o: untrack, tp_clear, free (a type's tp_dealloc
+ * when its tp_clear drops every reference it holds). */
+void gc_dealloc(PyObject *o);
 
 /* conn.c */
 /* Open /dev/null on each of descriptors 0, 1 and 2 that is closed, so
@@ -135,6 +138,13 @@ int new_efd(void);
 /* Lock and unlock conn->lock; call without the GIL. */
 void conn_lock(ConnObject *c);
 void conn_unlock(ConnObject *c);
+/* Fill f: rc and msg. Returns rc. */
+int failure_set(struct failure *f, int rc, const char *msg);
+/* Fill f for the result rc of a library call, with iso_last_error() when
+ * rc < 0. Returns rc. */
+int failure_of_call(struct failure *f, int rc);
+/* Fill f for a connection closed under the call. Returns PYISO_CLOSED. */
+int failure_closed(struct failure *f);
 /* With the GIL: 0 when the connection may be used in this process (and,
  * for conn_check, is open), else -1 with an exception set. */
 int conn_check_owner(ConnObject *c);
@@ -156,14 +166,26 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
  * checks for Python signal handlers and calls again), or a failure. */
 int guest_wait_nogil(GuestObject *g, const struct timespec *deadline,
 		     struct failure *f);
+/* Milliseconds until deadline for poll(): -1 if NULL, 0 once passed. */
+int ms_until(const struct timespec *deadline);
+/* A `timeout` argument as a number of seconds in *seconds: 0, or -1 with
+ * an exception set when it is not a number, or is NaN, negative, 0 (unless
+ * zero_ok) or over max. */
+int seconds_arg(PyObject *timeout, int zero_ok, double max, double *seconds);
+/* The deadline a `timeout` argument sets: *until is NULL for None (no
+ * deadline), else deadline, filled. 0, or -1 with an exception set when
+ * timeout is not a number of seconds >= 0. */
+int deadline_arg(PyObject *timeout, struct timespec *deadline,
+		 const struct timespec **until);
+/* send()'s argument: a message of 1 to ISO_MESSAGE_MAX bytes, in *data,
+ * which the caller releases. 0, or -1 with an exception set (and nothing
+ * to release). */
+int message_arg(PyObject *args, Py_buffer *data);
+
 /* async.c */
 /* wait_async(): register g with the watcher of the running loop and
  * return a coroutine that resolves to its Status. */
 PyObject *conn_wait_async(ConnObject *c, GuestObject *g);
-/* Milliseconds until deadline for poll(): -1 if NULL, 0 once passed. */
-int ms_until(const struct timespec *deadline);
-/* A deadline `seconds` from now. */
-void deadline_in(struct timespec *deadline, double seconds);
 
 /* guest.c */
 PyObject *status_from_snapshot(const struct snapshot *s);

@@ -167,13 +167,6 @@ static int completed_clear(CompletedObject *c)
 	return 0;
 }
 
-static void completed_dealloc(CompletedObject *c)
-{
-	PyObject_GC_UnTrack(c);
-	completed_clear(c);
-	Py_TYPE(c)->tp_free((PyObject *)c);
-}
-
 static PyMemberDef completed_members[] = {
 	{ "args", T_OBJECT, offsetof(CompletedObject, args), READONLY,
 	  "The args given to run()." },
@@ -207,7 +200,7 @@ PyTypeObject CompletedType = {
 	.tp_basicsize = sizeof(CompletedObject),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
 	.tp_doc = "What run() returns: a guest that has ended, with its output.",
-	.tp_dealloc = (destructor)completed_dealloc,
+	.tp_dealloc = gc_dealloc,
 	.tp_traverse = (traverseproc)completed_traverse,
 	.tp_clear = (inquiry)completed_clear,
 	.tp_repr = (reprfunc)completed_repr,

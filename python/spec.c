@@ -396,14 +396,8 @@ static int set_timeout(iso_spec *spec, PyObject *timeout)
 
 	if (timeout == Py_None)
 		return 0;
-	seconds = PyFloat_AsDouble(timeout);
-	if (seconds == -1.0 && PyErr_Occurred())
+	if (seconds_arg(timeout, 0, 1e12, &seconds) < 0)
 		return -1;
-	if (!(seconds > 0) || seconds > 1e12) {
-		PyErr_SetString(PyExc_ValueError,
-				"timeout must be None or seconds > 0");
-		return -1;
-	}
 	/* Whole milliseconds, rounded up so that it never becomes 0 (which
 	 * would mean the policy's default). */
 	return iso_spec_set_timeout(spec, (uint64_t)ceil(seconds * 1000.0));
