@@ -3,10 +3,10 @@
  * guest takes and gives back around it.
  *
  *   helper (root): lease a pool uid, its passwd entry
- *     --clone3(NEWPID|NEWIPC[|NEWNET])--> reaper
- *     (or, made while the helper was idle, a spare: the same clone before
- *     the request, which the helper then hands it; spare_main)
- *   reaper (root, all three uids): close what it does not need, arm the
+ *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
+ *     (a spare) or else now; the helper hands it the uid and the request
+ *   reaper (root, all three uids): close what it does not need, decide
+ *           the request again (spare_main), its network namespace, arm the
  *           deadline, setsid, network, mounts (world.c: the program and
  *           grants opened as the guest, its own copy of the tree),
  *           vfork --> guest: drop to the pool uid (verified), make the
@@ -32,8 +32,8 @@
  *  - A lease is given back only after its reaper (and with it its whole PID
  *    namespace, and its mount namespace with its /tmp) is gone.
  *  - Nothing in the reaper or the guest compiles: the filter was
- *    prepared before the clone. A reaper allocates nothing once it has its
- *    plan (made before the clone, or a spare's from the forwarded request).
+ *    prepared before the clone. A reaper allocates nothing: it decodes the
+ *    forwarded request into static buffers.
  *  - A spare serves one guest and carries nothing from one to another: it
  *    is cloned with fresh namespaces and a uid swept or kept, keeps no
  *    descriptor of the helper's but what every reaper keeps, and holds no
@@ -84,15 +84,11 @@ struct iso_report {
 #define ISO_REPORT_MAGIC 0x69736f72u
 #define CHANNEL_SENT 'c' /* never the first byte of a report ('r') */
 
-/* Written by the guest child before it gives up. The child is vfork()ed:
- * it shares the reaper's memory until it execs or exits, so the reaper
- * reads the failure here without a pipe, and no page tables are copied. */
-static struct {
-	volatile int failed;
-	uint32_t stage;
-	int32_t err;
-	char reason[sizeof(((struct iso_report *)0)->reason)];
-} guest_failure;
+/* The reaper's report, a failure written by the guest child itself before
+ * it gives up. The child is vfork()ed: it shares the reaper's memory until
+ * it execs or exits, so the reaper reads the failure here without a pipe,
+ * and no page tables are copied. */
+static struct iso_report report = { .magic = ISO_REPORT_MAGIC };
 
 static volatile pid_t guest_pid;
 static volatile sig_atomic_t deadline_passed;
@@ -115,13 +111,18 @@ static void forward_signal(int sig, siginfo_t *info, void *context)
 	}
 }
 
+static void set_failure(enum iso_stage stage, int err, const char *reason)
+{
+	report.outcome = ISO_OUTCOME_FAILED;
+	report.code = err;
+	report.stage = stage;
+	snprintf(report.reason, sizeof(report.reason), "%s", reason);
+}
+
 static noreturn void guest_fail(enum iso_stage stage, int err,
 				const char *reason)
 {
-	guest_failure.stage = stage;
-	guest_failure.err = err;
-	snprintf(guest_failure.reason, sizeof(guest_failure.reason), "%s", reason);
-	guest_failure.failed = 1;
+	set_failure(stage, err, reason);
 	_exit(127);
 }
 
@@ -175,7 +176,7 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 {
 	const struct iso_confine *c = ctx->confine;
 	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], -1 };
-	char why[sizeof(guest_failure.reason)];
+	char why[sizeof(report.reason)];
 	int rc;
 
 	for (int i = 0; i < 3; i++)
@@ -208,25 +209,21 @@ static void take_usage(const struct rusage *ru, struct iso_report *rep)
 	rep->maxrss_kib = (uint64_t)ru->ru_maxrss;
 }
 
-static noreturn void reaper_report(int fd, struct iso_report *rep)
+static noreturn void reaper_report(int fd)
 {
 	struct rusage ru;
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-		take_usage(&ru, rep);
-	(void)!write(fd, rep, sizeof(*rep));
+		take_usage(&ru, &report);
+	(void)!write(fd, &report, sizeof(report));
 	_exit(0);
 }
 
 static noreturn void reaper_fail(int fd, enum iso_stage stage, int err,
 				 const char *reason)
 {
-	struct iso_report rep = { .magic = ISO_REPORT_MAGIC,
-				  .outcome = ISO_OUTCOME_FAILED,
-				  .code = err, .stage = stage };
-
-	snprintf(rep.reason, sizeof(rep.reason), "%s", reason);
-	reaper_report(fd, &rep);
+	set_failure(stage, err, reason);
+	reaper_report(fd);
 }
 
 static void reaper_signals(void)
@@ -245,7 +242,6 @@ static void reaper_signals(void)
 /* Wait for the guest and everything it left in the namespace; report. */
 static noreturn void reaper_wait(pid_t pid, int report_fd)
 {
-	struct iso_report rep = { .magic = ISO_REPORT_MAGIC };
 	int status;
 
 	for (;;) {
@@ -261,22 +257,19 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 	while (wait4(-1, NULL, 0, NULL) >= 0 || errno == EINTR)
 		;
 	if (deadline_passed) {
-		rep.outcome = ISO_OUTCOME_TIMED_OUT;
-		rep.code = SIGKILL;
-	} else if (guest_failure.failed) {
-		rep.outcome = ISO_OUTCOME_FAILED;
-		rep.code = guest_failure.err;
-		rep.stage = guest_failure.stage;
-		guest_failure.reason[sizeof(guest_failure.reason) - 1] = '\0';
-		memcpy(rep.reason, guest_failure.reason, sizeof(rep.reason));
+		report.outcome = ISO_OUTCOME_TIMED_OUT;
+		report.code = SIGKILL;
+		report.stage = ISO_STAGE_NONE;
+	} else if (report.outcome == ISO_OUTCOME_FAILED) {
+		/* The guest's own, written before it gave up. */
 	} else if (WIFSIGNALED(status)) {
-		rep.outcome = ISO_OUTCOME_SIGNALED;
-		rep.code = WTERMSIG(status);
+		report.outcome = ISO_OUTCOME_SIGNALED;
+		report.code = WTERMSIG(status);
 	} else {
-		rep.outcome = ISO_OUTCOME_EXITED;
-		rep.code = WEXITSTATUS(status);
+		report.outcome = ISO_OUTCOME_EXITED;
+		report.code = WEXITSTATUS(status);
 	}
-	reaper_report(report_fd, &rep);
+	reaper_report(report_fd);
 }
 
 /* Close every descriptor but keep[0..n) (any order; n small). */
@@ -303,15 +296,13 @@ static void close_all_but(int *keep, size_t n)
 /* Right after the clone: the helper's request socket, other guests' pidfds
  * and report sockets, epoll, signalfd and the rest are not the reaper's,
  * and would count against the guest's nofile until its exec. Kept: stdio
- * (which the guest's replace), the report socket, the caller's descriptors
- * for the guest, /dev/null, the helper's pidfd and the guest's template
- * namespace. */
-static void reaper_fds(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		       int report_fd, int request_fd)
+ * (which the guest's replace), the report and request sockets, /dev/null,
+ * the helper's pidfd and the guest's template namespace. */
+static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd, int request_fd)
 {
 	int keep[] = {
-		0, 1, 2, report_fd, plan->stdio[0], plan->stdio[1], plan->stdio[2],
-		ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd, request_fd,
+		0, 1, 2, report_fd, request_fd, ctx->devnull, ctx->helper_pidfd,
+		ctx->world->ns_fd,
 	};
 
 	close_all_but(keep, sizeof(keep) / sizeof(*keep));
@@ -329,7 +320,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	struct itimerval deadline = { .it_value = { (time_t)(plan->timeout_ms / 1000),
 						    (suseconds_t)(plan->timeout_ms % 1000) * 1000 } };
-	char why[sizeof(guest_failure.reason)];
+	char why[sizeof(report.reason)];
 	int rc, prog;
 	pid_t pid;
 	sigset_t none;
@@ -340,7 +331,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
 	 * lost. */
 	sigemptyset(&none);
-	reaper_fds(ctx, plan, report_fd, -1);
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
@@ -380,8 +370,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
 
 /* The guest's environment: the plan's, plus TMPDIR=/tmp (its own) when the
  * caller forwarded none, plus the one variable the helper adds itself. */
-static void final_env(const struct iso_plan *plan, int channel,
-		      const char *envp[ENV_SLOTS])
+static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
 {
 	size_t i = 0;
 	int have_tmpdir = 0;
@@ -393,19 +382,19 @@ static void final_env(const struct iso_plan *plan, int channel,
 	}
 	if (!have_tmpdir)
 		envp[i++] = "TMPDIR=/tmp";
-	if (channel)
+	if (plan->channel)
 		envp[i++] = "ISOSPAWN_CHANNEL_FD=3";
 	envp[i] = NULL;
 }
 
 /*
- * A spare: a reaper cloned before its guest's request, while the helper
- * has nothing else to do, so that the clone and the new namespaces are not
- * paid while a caller waits. It holds no descriptor of the helper's but
- * what any reaper keeps, then waits for the request the helper forwards
- * (the very datagram, and the caller's descriptors), decides it again from
- * the same bytes under the same rule, and is its reaper from there on. It
- * serves one guest: it carries nothing from one to the next (fresh
+ * Every reaper starts here, cloned before its guest's request: as a spare,
+ * while the helper has nothing else to do, so that the clone and the new
+ * namespaces are not paid while a caller waits, or else when the request
+ * comes. It holds no descriptor of the helper's but what any reaper keeps,
+ * then waits for the request the helper forwards (the very datagram, and
+ * the caller's descriptors), decides it again from the same bytes under
+ * the same rule, and is its reaper from there on. It serves one guest: it carries nothing from one to the next (fresh
  * namespaces, a uid swept or kept, only the helper's own memory).
  */
 static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
@@ -415,7 +404,7 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	static struct iso_wire_msg msg;
 	static struct iso_plan plan;
 	const char *envp[ENV_SLOTS];
-	char why[sizeof(guest_failure.reason)];
+	char why[sizeof(report.reason)];
 	int fds[3] = { -1, -1, -1 };
 	size_t nfds = 0;
 	unsigned seen;
@@ -423,8 +412,7 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	uid_t uid;
 	int rc;
 
-	plan.stdio[0] = plan.stdio[1] = plan.stdio[2] = -1;
-	reaper_fds(ctx, &plan, report_fd, request_fd);
+	reaper_fds(ctx, report_fd, request_fd);
 	/* The uid the helper leased for the guest, then the request. End of
 	 * file: the connection ends before a guest came. */
 	if (recv(request_fd, &uid, sizeof(uid), 0) != sizeof(uid))
@@ -443,63 +431,56 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	close(request_fd);
 	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
-	final_env(&plan, plan.channel, envp);
+	final_env(&plan, envp);
 	reaper_main(ctx, &plan, uid, (char *const *)envp, report_fd);
 }
 
-/* Start the reaper of `plan` under `uid`. */
-static int clone_reaper(const struct iso_spawn_ctx *ctx,
-			const struct iso_plan *plan, uid_t uid,
-			struct iso_child *child, char *why, size_t n)
+/* Start a reaper that waits for its guest's request (spare_main). */
+static int clone_reaper(const struct iso_spawn_ctx *ctx, struct iso_child *child,
+			char *why, size_t n)
 {
 	struct clone_args args = { 0 };
 	sigset_t all, old;
-	const char *envp[ENV_SLOTS];
-	int report[2], request[2] = { -1, -1 }, pidfd = -1, rc;
+	int rep[2], req[2] = { -1, -1 }, pidfd = -1, rc; /* report, request */
 	int size = ISO_WIRE_MAX + 4096;
 	long pid;
 
-	if (plan)
-		final_env(plan, plan->channel, envp);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, report) < 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0)
 		return iso_why_errno(why, n, "report socketpair");
-	/* A spare's request comes whole, however large. */
-	if (!plan && (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, request) < 0 ||
-		      setsockopt(request[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)) {
+	/* The request comes whole, however large. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, req) < 0 ||
+	    setsockopt(req[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0) {
 		rc = iso_why_errno(why, n, "request socketpair");
-		iso_close_fds(request, 2);
-		iso_close_fds(report, 2);
+		iso_close_fds(req, 2);
+		iso_close_fds(rep, 2);
 		return rc;
 	}
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
 	 * namespace: no SysV/POSIX IPC object is shared with other guests
-	 * or the host. (A spare makes its network namespace itself.) */
-	args.flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWIPC |
-		     (plan && plan->network_none ? CLONE_NEWNET : 0);
+	 * or the host. (The network namespace follows the request.) */
+	args.flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWIPC;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	/* The reaper starts with every signal blocked (see reaper_main). */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == 0 && plan)
-		reaper_main(ctx, plan, uid, (char *const *)envp, report[1]);
 	if (pid == 0)
-		spare_main(ctx, request[1], report[1]);
+		spare_main(ctx, req[1], rep[1]);
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	iso_close_fds(&report[1], 1);
-	iso_close_fds(&request[1], 1);
+	iso_close_fds(&rep[1], 1);
+	iso_close_fds(&req[1], 1);
 	if (rc < 0) {
-		iso_close_fds(&report[0], 1);
-		iso_close_fds(&request[0], 1);
+		iso_close_fds(&rep[0], 1);
+		iso_close_fds(&req[0], 1);
 		return rc;
 	}
 	child->pid = (pid_t)pid;
 	child->pidfd = pidfd;
-	child->report_fd = report[0];
+	child->report_fd = rep[0];
 	child->reported = 0;
-	child->request_fd = request[0];
+	child->request_fd = req[0];
 	return 0;
 }
 
@@ -580,12 +561,14 @@ static void drop_spare(struct iso_spawn_ctx *ctx)
 }
 
 /* Hand the spare its guest: the uid, then the request with its stdio. 0,
- * or -errno (a spare that went: killed, say). */
+ * or -errno (no spare, or one that went: killed, say). */
 static int use_spare(struct iso_spawn_ctx *ctx, uid_t uid, const void *request,
 		     size_t len, const int *stdio, struct iso_child *child)
 {
 	int fds[3], nfds = 0;
 
+	if (ctx->spare.pid == 0)
+		return -ESRCH;
 	for (int i = 0; i < 3; i++)
 		if (stdio[i] >= 0)
 			fds[nfds++] = stdio[i];
@@ -614,9 +597,13 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
 		return rc;
 	rc = world_lease(ctx->world, child->lease.uid, why, n);
-	if (rc == 0 && (ctx->spare.pid == 0 ||
-			use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0))
-		rc = clone_reaper(ctx, plan, child->lease.uid, child, why, n);
+	if (rc == 0 && use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0) {
+		/* No spare was ready: one cloned now takes the request. */
+		rc = clone_reaper(ctx, &ctx->spare, why, n);
+		if (rc == 0 &&
+		    use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0)
+			rc = iso_why(why, n, EPIPE, "the reaper went before its request");
+	}
 	if (rc < 0) {
 		lease_put(ctx, &child->lease);
 		return rc;
@@ -634,8 +621,8 @@ void spawn_spare(struct iso_spawn_ctx *ctx)
 {
 	char why[256];
 
-	if (ctx->spare.pid == 0 && clone_reaper(ctx, NULL, 0, &ctx->spare, why, sizeof(why)) < 0)
-		ctx->spare.pid = 0;
+	if (ctx->spare.pid == 0)
+		(void)clone_reaper(ctx, &ctx->spare, why, sizeof(why));
 }
 
 /* Read and check the reaper's report; 0, or -EIO when there is none. */

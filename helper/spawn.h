@@ -51,9 +51,9 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 
 /*
  * Start the guest of `plan`, decided from the datagram request[0..len):
- * hand that datagram and the plan's stdio to the spare, or else lease a
- * pool uid (with its passwd entry) and clone a reaper; with a channel, take
- * the caller's end. Returns 0 with *child filled and *client_chan the
+ * lease a pool uid (with its passwd entry) and hand the uid, that datagram
+ * and the plan's stdio to the spare, or to a reaper cloned now when there
+ * is none; with a channel, take the caller's end. Returns 0 with *child filled and *client_chan the
  * caller's end of the channel (or -1); or -errno with a reason, and then
  * nothing is left running, leased or open.
  */
