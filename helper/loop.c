@@ -316,6 +316,16 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 	(void)reply(srv, &done, -1);
 }
 
+/* RULE: the text of the rule that admitted the caller. */
+static void handle_rule(struct iso_server *srv, uint32_t id)
+{
+	struct iso_wire_msg m = { .type = ISO_MSG_RULE_TEXT, .id = id };
+
+	m.u.rule_text = (struct iso_wire_rule_text){ srv->rule->file, srv->rule->line,
+						     srv->rule->text };
+	(void)reply(srv, &m, -1);
+}
+
 /* Tell the client how the guest ended, and what ended it as far as the
  * helper's own limits tell. */
 static void tell(struct iso_server *srv, struct iso_guest_slot *g,
@@ -386,7 +396,8 @@ static int handle_socket(struct iso_server *srv)
 		size_t nfds;
 		unsigned seen;
 		char why[256];
-		unsigned long started = 0;
+		unsigned long started = srv->started;
+		struct iso_wire_msg *m = srv->msg;
 		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
 					   fds, REQUEST_FDS_MAX, &nfds, &seen);
 
@@ -394,42 +405,23 @@ static int handle_socket(struct iso_server *srv)
 			return len == -EAGAIN || len == -EINTR;
 		if (len == 0)
 			return 0;
-		if (seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC)) {
-			iso_close_fds(fds, nfds);
+		if (seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC))
 			refuse(srv, 0, EBADMSG, NULL, "request truncated (too large or too many descriptors)");
-			continue;
-		}
-		if (iso_wire_decode(srv->rbuf, (size_t)len, srv->msg, why, sizeof(why)) < 0) {
-			iso_close_fds(fds, nfds);
-			refuse(srv, srv->msg->id, EINVAL, NULL, why);
-			continue;
-		}
-		switch (srv->msg->type) {
-		case ISO_MSG_SPAWN:
-			started = srv->started;
-			handle_spawn(srv, srv->msg->id, &srv->msg->u.spawn, (size_t)len, fds,
-				     nfds);
-			break;
-		case ISO_MSG_KILL:
-			handle_kill(srv, srv->msg->id, srv->msg->u.kill.signal);
-			break;
-		case ISO_MSG_LIST:
-			handle_list(srv, srv->msg->id);
-			break;
-		case ISO_MSG_STOP:
-			handle_stop(srv, srv->msg->id, srv->msg->u.stop.uid, srv->msg->u.stop.pid);
-			break;
-		case ISO_MSG_RULE:
-			srv->msg->type = ISO_MSG_RULE_TEXT;
-			srv->msg->u.rule_text = (struct iso_wire_rule_text){
-				srv->rule->file, srv->rule->line, srv->rule->text };
-			(void)reply(srv, srv->msg, -1);
-			break;
-		default:
-			refuse(srv, srv->msg->id, EINVAL, NULL,
+		else if (iso_wire_decode(srv->rbuf, (size_t)len, m, why, sizeof(why)) < 0)
+			refuse(srv, m->id, EINVAL, NULL, why);
+		else if (m->type == ISO_MSG_SPAWN)
+			handle_spawn(srv, m->id, &m->u.spawn, (size_t)len, fds, nfds);
+		else if (m->type == ISO_MSG_KILL)
+			handle_kill(srv, m->id, m->u.kill.signal);
+		else if (m->type == ISO_MSG_LIST)
+			handle_list(srv, m->id);
+		else if (m->type == ISO_MSG_STOP)
+			handle_stop(srv, m->id, m->u.stop.uid, m->u.stop.pid);
+		else if (m->type == ISO_MSG_RULE)
+			handle_rule(srv, m->id);
+		else
+			refuse(srv, m->id, EINVAL, NULL,
 			       "only SPAWN, KILL, LIST, STOP and RULE requests are accepted");
-			break;
-		}
 		iso_close_fds(fds, nfds);
 		/* While that guest starts, with the request's descriptors gone,
 		 * the next one's reaper: a connection that has started two
