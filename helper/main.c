@@ -70,11 +70,9 @@ int main(int argc, char **argv)
 	server.rule = policy_match(&server.policy, server.caller.uid,
 				   server.caller.gid, server.caller.groups,
 				   server.caller.ngroups);
-	if (!server.rule) {
-		iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
-			ISO_POLICY_PATH, (unsigned)server.caller.uid);
-		return refuse_client(EACCES, why);
-	}
+	if (!server.rule)
+		return refuse_client(iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
+					     ISO_POLICY_PATH, (unsigned)server.caller.uid), why);
 	/* One connection more than the guests the caller may have, so that at
 	 * its ceiling it can still list and stop them: no caller takes every
 	 * connection isospawn.socket accepts, nor keeps helpers (root's, so
@@ -82,9 +80,8 @@ int main(int argc, char **argv)
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
 	    (rc = caller_slot_take(server.caller.uid, "connection", server.rule->guests_max + 1,
 				   why, sizeof(why))) < 0 ||
-	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0)
-		return refuse_client(rc, why);
-	if ((rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
+	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0 ||
+	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",
 	       (unsigned)server.caller.uid, server.rule->file, server.rule->line,
