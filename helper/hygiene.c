@@ -149,14 +149,10 @@ int hygiene_start(char *why, size_t n)
 	 * caller, /proc/self owned by root. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return iso_why_errno(why, n, "prctl(PR_SET_DUMPABLE)");
-	if ((rc = open_std_fds(why, n)) < 0)
-		return rc;
-	if ((rc = check_request_socket(why, n)) < 0)
+	if ((rc = open_std_fds(why, n)) < 0 || (rc = check_request_socket(why, n)) < 0)
 		return rc;
 	closefrom(ISO_HELPER_FD + 1);
-	if ((rc = reset_signals(why, n)) < 0)
-		return rc;
-	if ((rc = reset_limits(why, n)) < 0)
+	if ((rc = reset_signals(why, n)) < 0 || (rc = reset_limits(why, n)) < 0)
 		return rc;
 	umask(077);
 	if (chdir("/") < 0)

@@ -155,15 +155,16 @@ static int word_valid(enum word_kind kind, const char *word)
 
 /* ---- Keywords ---- */
 
-/* A keyword has a parse function, or is a list (parse_list()) or a choice
- * (one_of()) stored at `field` of the rule. */
+/* A keyword has a parse function, or is a list (parse_list()), a number
+ * (parse_number()) or a choice (one_of()) stored at `field` of the rule;
+ * or it is removed, and refused naming what replaced it. */
 struct keyword {
 	const char *name;
 	int (*parse)(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg);
 	int repeats; /* once per limit name rather than once per rule */
 	size_t field;
 	enum word_kind list;
-	const char *what; /* a list's words */
+	const char *what; /* a list's words, a number, or what replaced it */
 	int any, none;	  /* "any" (field NULL), "none" (empty) may replace them */
 	const char *const choices[4];
 	int values[3]; /* a choice's values, stored as int */
