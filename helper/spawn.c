@@ -179,9 +179,6 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 	char why[sizeof(report.reason)];
 	int rc;
 
-	for (int i = 0; i < 3; i++)
-		if (fds[i] < 0)
-			fds[i] = ctx->devnull;
 	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CREDENTIALS, -rc, why);
 	if (plan->channel && (fds[3] = make_channel(report_fd)) < 0)
@@ -425,9 +422,10 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
 				 sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the spare's request");
+	/* What the caller did not give is /dev/null. */
 	for (int i = 0, f = 0; i < 3; i++)
 		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
-					? fds[f++] : -1;
+					? fds[f++] : ctx->devnull;
 	close(request_fd);
 	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
