@@ -4,6 +4,7 @@
  *
  * Values are the kernel's uapi (include/uapi/linux/landlock.h); each one is
  * defined only when the installed headers lack it, so newer headers win.
+ * The system call numbers came with <linux/landlock.h> itself (Linux 5.13).
  * The ruleset attribute is our own struct: the kernel accepts a larger
  * struct than it knows as long as the members it does not know are zero, so
  * one layout serves every ABI.
@@ -16,16 +17,6 @@
 #include <unistd.h>
 
 #include <linux/landlock.h>
-
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#endif
-#ifndef __NR_landlock_add_rule
-#define __NR_landlock_add_rule 445
-#endif
-#ifndef __NR_landlock_restrict_self
-#define __NR_landlock_restrict_self 446
-#endif
 
 /* ABI 3 */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
