@@ -150,17 +150,6 @@ static PyObject *channel_enter(ChannelObject *ch, PyObject *Py_UNUSED(ignored))
 	return Py_NewRef(ch);
 }
 
-static PyObject *channel_exit(ChannelObject *ch, PyObject *const *args,
-			      Py_ssize_t nargs)
-{
-	PyObject *r = channel_close(ch, NULL);
-
-	Py_XDECREF(r);
-	if (r == NULL)
-		return NULL;
-	Py_RETURN_FALSE;
-}
-
 static PyObject *channel_get_closed(ChannelObject *ch, void *Py_UNUSED(closure))
 {
 	return PyBool_FromLong(ch->fd < 0);
@@ -188,7 +177,7 @@ static PyMethodDef channel_methods[] = {
 	  "close()\n\nClose the channel: the caller's recv() then raises "
 	  "EOFError." },
 	{ "__enter__", (PyCFunction)channel_enter, METH_NOARGS, NULL },
-	{ "__exit__", (PyCFunction)(void (*)(void))channel_exit, METH_FASTCALL,
+	{ "__exit__", (PyCFunction)(void (*)(void))exit_closes, METH_FASTCALL,
 	  NULL },
 	{ NULL, NULL, 0, NULL },
 };

@@ -446,13 +446,6 @@ static PyObject *conn_enter(ConnObject *c, PyObject *Py_UNUSED(ignored))
 	return Py_NewRef(c);
 }
 
-static PyObject *conn_exit(ConnObject *c, PyObject *const *args,
-			   Py_ssize_t nargs)
-{
-	conn_close_now(c);
-	Py_RETURN_FALSE;
-}
-
 static PyObject *conn_fileno(ConnObject *c, PyObject *Py_UNUSED(ignored))
 {
 	if (conn_check(c) < 0)
@@ -621,7 +614,7 @@ static PyMethodDef conn_methods[] = {
 	  "guest's end; then call poll() on the\nguests you wait for. Only "
 	  "poll it: never read, write or close it." },
 	{ "__enter__", (PyCFunction)conn_enter, METH_NOARGS, NULL },
-	{ "__exit__", (PyCFunction)(void (*)(void))conn_exit, METH_FASTCALL,
+	{ "__exit__", (PyCFunction)(void (*)(void))exit_closes, METH_FASTCALL,
 	  NULL },
 	{ NULL, NULL, 0, NULL },
 };

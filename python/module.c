@@ -77,6 +77,16 @@ PyObject *pyiso_raise_failure(const struct failure *f)
 	}
 }
 
+PyObject *exit_closes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	PyObject *r = PyObject_CallMethod(self, "close", NULL);
+
+	if (r == NULL)
+		return NULL;
+	Py_DECREF(r);
+	Py_RETURN_FALSE;
+}
+
 void gc_dealloc(PyObject *o)
 {
 	PyObject_GC_UnTrack(o);

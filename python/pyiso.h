@@ -123,6 +123,9 @@ PyObject *pyiso_raise_failure(const struct failure *f);
 ConnObject *pyiso_default_conn(void);
 /* asyncio's coroutine wrapper `async def _wait(f): return await f`. */
 extern PyObject *pyiso_await_fn;
+/* __exit__ for a type whose leaving closes it: self.close(), then False
+ * (exceptions are not swallowed). */
+PyObject *exit_closes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* Release GC-tracked o: untrack, tp_clear, free (a type's tp_dealloc
  * when its tp_clear drops every reference it holds). */
 void gc_dealloc(PyObject *o);
