@@ -48,14 +48,6 @@
 #define OUTQ_MAX 65536 /* queued replies before the client counts as gone */
 #define REQUEST_FDS_MAX 3 /* the guest's stdio */
 
-struct iso_guest_slot {
-	uint32_t id; /* 0 = free */
-	struct iso_child child;
-	uint64_t start_us;
-	uint64_t cpu_limit_s;
-	int told;    /* EXITED sent; the reaper may still be going */
-};
-
 struct iso_outq {
 	struct iso_outq *next;
 	int fd;
@@ -285,9 +277,9 @@ static void handle_list(struct iso_server *srv, uint32_t id)
 
 	while (dir != NULL && (e = readdir(dir)) != NULL) {
 		snprintf(path, sizeof(path), "%s/%s", ISO_LEASE_DIR, e->d_name);
-		if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, srv->msg) == 1 &&
-		    srv->msg->u.guest.caller == srv->caller.uid)
-			(void)reply(srv, srv->msg, -1);
+		if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) == 1 &&
+		    srv->msg.u.guest.caller == srv->caller.uid)
+			(void)reply(srv, &srv->msg, -1);
 	}
 	if (dir != NULL)
 		closedir(dir);
@@ -299,11 +291,11 @@ static void handle_list(struct iso_server *srv, uint32_t id)
 static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint32_t pid)
 {
 	struct iso_wire_msg done = { .type = ISO_MSG_DONE, .id = id };
-	const struct iso_wire_guest *g = &srv->msg->u.guest;
+	const struct iso_wire_guest *g = &srv->msg.u.guest;
 	char path[sizeof(ISO_LEASE_DIR) + 16], why[128];
 
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, uid);
-	if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, srv->msg) != 1 ||
+	if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) != 1 ||
 	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) ||
 	    iso_lease_kill(g) < 0) {
 		iso_why(why, sizeof(why), ESRCH, "no guest of yours runs under uid %u%s", uid,
@@ -312,7 +304,7 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 		return;
 	}
 	syslog(LOG_INFO, "stop caller=%u guest=%u.%u guest_uid=%u", (unsigned)srv->caller.uid,
-	       g->helper, srv->msg->id, uid);
+	       g->helper, srv->msg.id, uid);
 	(void)reply(srv, &done, -1);
 }
 
@@ -397,7 +389,7 @@ static int handle_socket(struct iso_server *srv)
 		unsigned seen;
 		char why[256];
 		unsigned long started = srv->started;
-		struct iso_wire_msg *m = srv->msg;
+		struct iso_wire_msg *m = &srv->msg;
 		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
 					   fds, REQUEST_FDS_MAX, &nfds, &seen);
 
@@ -450,12 +442,6 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 	sigset_t stop;
 
 	srv->sock = sock;
-	srv->slots = calloc(ISO_GUESTS_MAX, sizeof(*srv->slots));
-	srv->rbuf = malloc(ISO_WIRE_MAX);
-	srv->wbuf = malloc(ISO_WIRE_MAX);
-	srv->msg = malloc(sizeof(*srv->msg));
-	if (!srv->slots || !srv->rbuf || !srv->wbuf || !srv->msg)
-		return iso_why(why, n, ENOMEM, "out of memory");
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv->epfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, sock, &ev) < 0)
 		return iso_why_errno(why, n, "epoll");

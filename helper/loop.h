@@ -17,7 +17,15 @@
 
 #define ISO_GUESTS_MAX 1024 /* live guests of one connection */
 
-struct iso_guest_slot;
+/* A live guest of the connection, or a free slot (id 0). */
+struct iso_guest_slot {
+	uint32_t id; /* 0 = free */
+	struct iso_child child;
+	uint64_t start_us;
+	uint64_t cpu_limit_s;
+	int told;    /* EXITED sent; the reaper may still be going */
+};
+
 struct iso_outq;
 
 struct iso_server {
@@ -32,16 +40,18 @@ struct iso_server {
 	struct iso_spawn_ctx ctx;
 	unsigned long started;	      /* guests started on this connection */
 
-	struct iso_guest_slot *slots; /* ISO_GUESTS_MAX */
+	struct iso_guest_slot slots[ISO_GUESTS_MAX];
 	size_t nlive;
 	struct iso_outq *outq;	      /* replies the client has not taken */
 	size_t noutq;
 
-	uint8_t *rbuf, *wbuf;	      /* ISO_WIRE_MAX each, once */
-	struct iso_wire_msg *msg;     /* decoded request, once */
+	uint8_t rbuf[ISO_WIRE_MAX];   /* a request, or a lease record read */
+	uint8_t wbuf[ISO_WIRE_MAX];   /* a reply or record being encoded */
+	struct iso_wire_msg msg;      /* the decoded request or record */
 };
 
-/* Allocate the server's buffers; everything per-connection is made here. */
+/* The connection's epoll set and signalfd, and what every spawn needs
+ * (spawn_init); the server (main.c's) is zero when called. */
 int server_init(struct iso_server *srv, int sock, char *why, size_t n);
 
 /* Send HELLO: ready (err 0) or a refusal with its reason. */
