@@ -6,7 +6,7 @@
  *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
  *     (a spare) or else now; the helper hands it the uid and the request
  *   reaper (root, all three uids): close what it does not need, decide
- *           the request again (spare_main), its network namespace, arm the
+ *           the request again, its network namespace, arm the
  *           deadline, setsid, network, mounts (world.c: the program and
  *           grants opened as the guest, its own copy of the tree),
  *           vfork --> guest: drop to the pool uid (verified), make the
@@ -269,25 +269,21 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 	reaper_report(report_fd);
 }
 
-/* Close every descriptor but keep[0..n) (any order; n small). */
-static void close_all_but(int *keep, size_t n)
+/* Close every descriptor but keep[0..n) (any order, -1 for none): each
+ * gap between two kept ones, from the lowest up. */
+static void close_all_but(const int *keep, size_t n)
 {
-	unsigned next = 0;
+	unsigned from = 0, next;
 
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			int t = keep[j];
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < 0 || (unsigned)keep[i] < next)
-			continue;
-		if ((unsigned)keep[i] > next)
-			(void)close_range(next, (unsigned)keep[i] - 1, 0);
-		next = (unsigned)keep[i] + 1;
-	}
-	(void)close_range(next, ~0u, 0);
+	do {
+		next = ~0u;
+		for (size_t i = 0; i < n; i++)
+			if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > from)
+			(void)close_range(from, next - 1, 0);
+		from = next + 1;
+	} while (next != ~0u);
 }
 
 /* Right after the clone: the helper's request socket, other guests' pidfds
@@ -303,66 +299,6 @@ static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd, int reque
 	};
 
 	close_all_but(keep, sizeof(keep) / sizeof(*keep));
-}
-
-/*
- * pid 1 of the guest's namespaces, still root: its own descriptors, the
- * deadline, its own session, the network, the guest's world, the
- * credentials, the channel; then the guest.
- */
-static noreturn void reaper_main(const struct iso_spawn_ctx *ctx,
-				 const struct iso_plan *plan, uid_t uid,
-				 char *const envp[], int report_fd)
-{
-	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
-	struct itimerval deadline = { .it_value = { (time_t)(plan->timeout_ms / 1000),
-						    (suseconds_t)(plan->timeout_ms % 1000) * 1000 } };
-	char why[sizeof(report.reason)];
-	int rc, prog;
-	pid_t pid;
-	sigset_t none;
-
-	/* Every signal stays blocked (clone_reaper) until the guest exists and
-	 * the handlers that forward to it are in place: the kernel drops a
-	 * signal to pid 1 of a namespace that has no handler for it, while a
-	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
-	 * lost. */
-	sigemptyset(&none);
-	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
-	 * blocked, until the guest exists. */
-	if (plan->timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setitimer");
-	/* Its own session: no controlling terminal to inject into. */
-	if (setsid() < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
-	if ((rc = confine_apply_network(plan, why, sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
-	/* The guest's own world: mounts need root, so before the drop. A
-	 * program that cannot be opened fails at exec, as it would there. */
-	if ((rc = world_enter(ctx->world, plan, uid, &prog, why, sizeof(why))) < 0)
-		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
-			    -rc, why);
-	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
-	 * low descriptors free. */
-	if (prog < 4 && (prog = fcntl(prog, F_DUPFD_CLOEXEC, 4)) < 0)
-		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
-	/* Set after world_enter() (its fsuid changes clear it); then make
-	 * sure the helper did not already die in between. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    poll(&parent, 1, 0) != 0)
-		_exit(1);
-	/* Returns once the guest has exec'd or given up. The reaper itself
-	 * stays root: once the guest's last process is gone, nothing of its
-	 * uid is left, and its end can be told before the namespaces go. */
-	pid = vfork();
-	if (pid < 0)
-		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
-	if (pid == 0)
-		guest_main(ctx, plan, uid, prog, report_fd, envp);
-	guest_pid = pid;
-	reaper_signals();
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	reaper_wait(pid, report_fd);
 }
 
 /* The guest's environment: the plan's, plus TMPDIR=/tmp (its own) when the
@@ -385,29 +321,34 @@ static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
 }
 
 /*
- * Every reaper starts here, cloned before its guest's request: as a spare,
- * while the helper has nothing else to do, so that the clone and the new
- * namespaces are not paid while a caller waits, or else when the request
- * comes. It holds no descriptor of the helper's but what any reaper keeps,
- * then waits for the request the helper forwards (the very datagram, and
- * the caller's descriptors), decides it again from the same bytes under
- * the same rule, and is its reaper from there on. It serves one guest: it carries nothing from one to the next (fresh
- * namespaces, a uid swept or kept, only the helper's own memory).
+ * pid 1 of the guest's namespaces, still root, cloned before its guest's
+ * request: as a spare, while the helper has nothing else to do (so that
+ * the clone and the new namespaces are not paid while a caller waits), or
+ * else when the request comes. It serves one guest and carries nothing
+ * from one to the next (fresh namespaces, a uid swept or kept, only the
+ * helper's own memory). In order: its own descriptors; the uid and the
+ * request the helper forwards (the very datagram, and the caller's
+ * descriptors), decided again from the same bytes under the same rule;
+ * the network namespace, the deadline, its own session, the network, the
+ * guest's world; then the guest.
  */
-static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
-				int report_fd)
+static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int request_fd,
+				 int report_fd)
 {
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg msg;
 	static struct iso_plan plan;
+	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
+	struct itimerval deadline = { 0 };
 	const char *envp[ENV_SLOTS];
 	char why[sizeof(report.reason)];
-	int fds[3] = { -1, -1, -1 };
+	int fds[3] = { -1, -1, -1 }, rc, prog;
 	size_t nfds = 0;
 	unsigned seen;
 	ssize_t len;
 	uid_t uid;
-	int rc;
+	pid_t pid;
+	sigset_t none;
 
 	reaper_fds(ctx, report_fd, request_fd);
 	/* The uid the helper leased for the guest, then the request. End of
@@ -421,7 +362,7 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	    (rc = msg.type == ISO_MSG_SPAWN ? 0 : -EBADMSG) < 0 ||
 	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
 				 sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the spare's request");
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's request");
 	/* What the caller did not give is /dev/null. */
 	for (int i = 0, f = 0; i < 3; i++)
 		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
@@ -430,10 +371,52 @@ static noreturn void spare_main(const struct iso_spawn_ctx *ctx, int request_fd,
 	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
 	final_env(&plan, envp);
-	reaper_main(ctx, &plan, uid, (char *const *)envp, report_fd);
+	/* Every signal stays blocked (clone_reaper) until the guest exists and
+	 * the handlers that forward to it are in place: the kernel drops a
+	 * signal to pid 1 of a namespace that has no handler for it, while a
+	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
+	 * lost. */
+	sigemptyset(&none);
+	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
+	 * blocked, until the guest exists. */
+	deadline.it_value.tv_sec = (time_t)(plan.timeout_ms / 1000);
+	deadline.it_value.tv_usec = (suseconds_t)(plan.timeout_ms % 1000) * 1000;
+	if (plan.timeout_ms && setitimer(ITIMER_REAL, &deadline, NULL) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setitimer");
+	/* Its own session: no controlling terminal to inject into. */
+	if (setsid() < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
+	if ((rc = confine_apply_network(&plan, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
+	/* The guest's own world: mounts need root, so before the drop. A
+	 * program that cannot be opened fails at exec, as it would there. */
+	if ((rc = world_enter(ctx->world, &plan, uid, &prog, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
+			    -rc, why);
+	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
+	 * low descriptors free. */
+	if (prog < 4 && (prog = fcntl(prog, F_DUPFD_CLOEXEC, 4)) < 0)
+		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
+	/* Set after world_enter() (its fsuid changes clear it); then make
+	 * sure the helper did not already die in between. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
+	    poll(&parent, 1, 0) != 0)
+		_exit(1);
+	/* Returns once the guest has exec'd or given up. The reaper itself
+	 * stays root: once the guest's last process is gone, nothing of its
+	 * uid is left, and its end can be told before the namespaces go. */
+	pid = vfork();
+	if (pid < 0)
+		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
+	if (pid == 0)
+		guest_main(ctx, &plan, uid, prog, report_fd, (char *const *)envp);
+	guest_pid = pid;
+	reaper_signals();
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	reaper_wait(pid, report_fd);
 }
 
-/* Start a reaper that waits for its guest's request (spare_main). */
+/* Start a reaper that waits for its guest's request (reaper_main). */
 static int clone_reaper(const struct iso_spawn_ctx *ctx, struct iso_child *child,
 			char *why, size_t n)
 {
@@ -464,7 +447,7 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx, struct iso_child *child
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0)
-		spare_main(ctx, req[1], rep[1]);
+		reaper_main(ctx, req[1], rep[1]);
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	iso_close_fds(&rep[1], 1);

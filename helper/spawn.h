@@ -62,7 +62,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		int *client_chan, char *why, size_t n);
 
 /* Clone the next guest's reaper ahead of its request, if there is none and
- * a uid is free (spawn.c, spare_main); quietly nothing otherwise. */
+ * a uid is free (spawn.c, reaper_main); quietly nothing otherwise. */
 void spawn_spare(struct iso_spawn_ctx *ctx);
 
 /*

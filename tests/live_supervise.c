@@ -1234,7 +1234,7 @@ static long read_to_eof(int fd, char *buf, size_t n, int timeout_ms)
 }
 
 /* From its second guest on, a connection's helper clones the next guest's
- * reaper right after starting one (spawn.c, spare_main). Such a reaper
+ * reaper right after starting one (spawn.c, reaper_main). Such a reaper
  * carries nothing of the guest it was made beside: guest B, spawned while
  * A lives (through the reaper made when A started), has a uid of its own,
  * an empty /tmp where A left a file, only its own processes; and A's
