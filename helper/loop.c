@@ -259,10 +259,8 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 	 * namespace, pid 1 stops like any process), and with it the guest's
 	 * deadline: it goes as a queued SIGTSTP, which the reaper turns into
 	 * SIGSTOP for the guest (spawn.c forward_signal). */
-	if (sig == SIGSTOP)
-		(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, SIGTSTP, &stop, 0);
-	else
-		(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, (int)sig, NULL, 0);
+	(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, sig == SIGSTOP ? SIGTSTP : (int)sig,
+		      sig == SIGSTOP ? &stop : NULL, 0);
 }
 
 /* LIST: a GUEST for each live guest of the caller's, on any connection,

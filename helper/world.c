@@ -112,20 +112,20 @@ static int cover(int dir)
 /*
  * Open `path` below `dir`, creating what is missing as directories and the
  * last component as a directory or, if !isdir, an empty file. Never
- * follows a symlink. A directory on the device `shared` (the template's
- * own read-only tmpfs; 0 for none) where something must be created first
- * gets a fresh tmpfs of its own, so the template is never changed; never
- * `dir` itself, which that would hide whole, nor one that holds anything
- * (-ENOTEMPTY). Returns an O_PATH fd or -errno.
+ * follows a symlink. If `shared` (dir is the root of the template's own
+ * read-only tmpfs), a directory of that tmpfs where something must be
+ * created first gets a fresh tmpfs of its own, so the template is never
+ * changed; never `dir` itself, which that would hide whole, nor one that
+ * holds anything (-ENOTEMPTY). Returns an O_PATH fd or -errno.
  */
-static int make_point(int dir, const char *path, int isdir, dev_t shared)
+static int make_point(int dir, const char *path, int isdir, int shared)
 {
 	char part[ISO_WIRE_PATH_MAX], *p, *end;
 	struct stat st, top;
 	int fd = dup(dir), next, want_dir, err = errno;
 
 	if (fstat(dir, &top) < 0)
-		top.st_ino = 0;
+		shared = 0;
 	strlcpy(part, path, sizeof part);
 	for (p = part; fd >= 0 && *p; p = end) {
 		end = strchrnul(p, '/');
@@ -138,7 +138,7 @@ static int make_point(int dir, const char *path, int isdir, dev_t shared)
 			      (want_dir ? O_DIRECTORY : 0));
 		if (next < 0 && errno == ENOENT) {
 			if (create(fd, p, want_dir) < 0 && errno == EROFS && shared &&
-			    fstat(fd, &st) == 0 && st.st_dev == shared &&
+			    fstat(fd, &st) == 0 && st.st_dev == top.st_dev &&
 			    st.st_ino != top.st_ino) {
 				next = cover(fd);
 				close(fd);
@@ -157,7 +157,7 @@ static int make_point(int dir, const char *path, int isdir, dev_t shared)
 }
 
 /* Attach the detached tree `tree` at `path` below `dir`. Closes tree. */
-static int attach(int tree, int dir, const char *path, dev_t shared,
+static int attach(int tree, int dir, const char *path, int shared,
 		  char *why, size_t n)
 {
 	struct stat st;
@@ -283,8 +283,10 @@ struct build {
 static int build_tree(struct build *b, int root)
 {
 	static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
-	static const char *const empty[] = { "/proc", "/tmp", "/.iso" };
+	static const char *const empty[] = { "/proc", "/tmp", "/.iso", NULL };
 	const struct iso_rule *r = b->rule;
+	const char *const *points[] = { empty, (const char *const *)r->may_read,
+					(const char *const *)r->may_write };
 	char *why = b->why;
 	size_t n = b->n;
 	int rc = 0, fd;
@@ -302,18 +304,14 @@ static int build_tree(struct build *b, int root)
 		rc = bind_host(root, "/sys/devices/system/cpu", RO, why, n);
 	if (rc == 0)
 		rc = make_dev(root, why, n);
-	for (size_t i = 0; rc == 0 && i < sizeof empty / sizeof *empty; i++)
-		if ((fd = make_point(root, empty[i], 1, 0)) < 0)
-			rc = iso_why(why, n, -fd, "%s: %s", empty[i], strerror(-fd));
-		else
-			close(fd);
 	for (char **p = r->read; rc == 0 && p && *p; p++)
 		rc = bind_host(root, *p, RO, why, n);
 	for (char **p = r->write; rc == 0 && p && *p; p++)
 		rc = bind_host(root, *p, RW, why, n);
-	/* Where a guest's grants will go; already there when in the tree. */
-	for (int l = 0; l < 2; l++)
-		for (char **p = l ? r->may_write : r->may_read; rc == 0 && p && *p; p++)
+	/* Where a guest's own mounts and its grants will go; a grant's is
+	 * already there when in the tree (EROFS: below a read-only bind). */
+	for (size_t l = 0; l < 3; l++)
+		for (const char *const *p = points[l]; rc == 0 && p && *p; p++)
 			if ((fd = make_point(root, *p, 1, 0)) >= 0)
 				close(fd);
 			else if (fd != -EROFS)
@@ -540,7 +538,6 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 	int trees[2 * ISO_PATHS_MAX];
 	size_t ntrees = 0, t = 0;
 	char opts[160], ids[48];
-	struct stat st;
 	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
 	int root, rc;
 
@@ -566,11 +563,11 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		if (mount(ids, i ? "/etc/group" : "/etc/passwd", NULL, MS_BIND, NULL) < 0)
 			return iso_why_errno(why, n, "mounting %s", ids);
 	}
-	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(root, &st) < 0)
+	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return iso_why_errno(why, n, "/");
 	for (int l = 0; rc == 0 && l < 2; l++)
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
-			rc = attach(trees[t++], root, *p, st.st_dev, why, n);
+			rc = attach(trees[t++], root, *p, 1, why, n);
 	close(root);
 	if (rc < 0)
 		return rc;
