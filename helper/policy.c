@@ -295,7 +295,7 @@ pool_apart(const struct iso_policy *policy, uint64_t first, uint64_t count, cons
  * processes as a guest's uid. Every entry the system lists is checked, in
  * one pass for all the rules of all the files (each pass may ask systemd's
  * userdb): uids against users, gids (equal to the uids) against groups,
- * both against the subordinate ranges. On failure the policy is emptied. */
+ * both against the subordinate ranges. */
 static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n)
 {
 	static const char *const subid[] = { ISO_SUBID_DIR "/subuid", ISO_SUBID_DIR "/subgid" };
@@ -326,8 +326,6 @@ static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n
 						first + (count - 1));
 		fclose(f);
 	}
-	if (rc < 0)
-		policy_free(policy);
 	return rc;
 }
 
@@ -693,9 +691,8 @@ static int parse_line(struct parser *p, const char *text, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		unsigned char byte = (unsigned char)text[i];
 
-		if (byte == '\0')
-			return fail(p, "expected text, got a NUL byte");
-		/* Control bytes would reach messages and logs verbatim. */
+		/* Control bytes, NUL too, would reach messages and logs
+		 * verbatim. */
 		if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
 			return fail(p, "expected printable text, got the byte 0x%02x", byte);
 	}

@@ -1124,7 +1124,7 @@ START_TEST(nul_byte)
 	static const char text[] = "# fine\n# not\0fine\n";
 
 	refused_len(text, sizeof(text) - 1,
-		    NAME ":2: expected text, got a NUL byte");
+		    NAME ":2: expected printable text, got the byte 0x00");
 }
 END_TEST
 
