@@ -764,46 +764,37 @@ int policy_parse(const char *text, size_t len, const char *name, struct iso_poli
 
 /* ---- The file ---- */
 
-static int check_stat(const char *path, const struct stat *st, uid_t owner, int want_dir,
-		      char *why, size_t n)
-{
-	mode_t mode = st->st_mode;
-
-	if (want_dir ? !S_ISDIR(mode) : !S_ISREG(mode))
-		return iso_why(why, n, EPERM, "%s: %s, expected %s", path,
-			       S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory"
-			       : S_ISREG(mode) ? "a regular file" : "a special file",
-			       want_dir ? "a directory" : "a regular file");
-	if (st->st_uid != owner)
-		return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid %lu", path,
-			       (unsigned long)st->st_uid, (unsigned long)owner);
-	if (mode & (S_IWGRP | S_IWOTH))
-		return iso_why(why, n, EPERM, "%s: mode %04o is writable by %s", path,
-			       (unsigned)(mode & 07777),
-			       (mode & S_IWOTH) ? "others" : "its group");
-	return 0;
-}
-
 static int check_tree(const char *path, uid_t owner, int leaf_is_dir, char *why, size_t n)
 {
 	char walk[PATH_MAX], *slash;
+	const char *fault;
 	struct stat st;
 	int rc;
 
-	rc = iso_path_check(path, ISO_PATH_ANY, NULL);
-	if (rc == -ENAMETOOLONG)
-		return iso_why(why, n, ENAMETOOLONG, "%.64s...: path too long", path);
 	/* The ancestors are found by cutting the text, so it must say
 	 * exactly which directories the kernel walks. */
-	if (rc < 0)
-		return iso_why(why, n, EINVAL, "%s: expected an absolute normalized path", path);
+	if ((rc = iso_path_check(path, ISO_PATH_ANY, &fault)) < 0)
+		return iso_why(why, n, -rc, "%.*s: expected an absolute normalized path (%s)",
+			       rc == -ENAMETOOLONG ? 64 : PATH_MAX, path, fault);
 	strlcpy(walk, path, sizeof(walk));
 	for (int is_dir = leaf_is_dir;; is_dir = 1) {
 		if (lstat(walk, &st) < 0)
 			return iso_why_errno(why, n, "%s", walk);
-		rc = check_stat(walk, &st, owner, is_dir, why, n);
-		if (rc < 0 || strcmp(walk, "/") == 0)
-			return rc;
+		if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+			return iso_why(why, n, EPERM, "%s: %s, expected %s", walk,
+				       S_ISLNK(st.st_mode) ? "a symbolic link"
+				       : S_ISDIR(st.st_mode) ? "a directory"
+				       : S_ISREG(st.st_mode) ? "a regular file" : "a special file",
+				       is_dir ? "a directory" : "a regular file");
+		if (st.st_uid != owner)
+			return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid %lu", walk,
+				       (unsigned long)st.st_uid, (unsigned long)owner);
+		if (st.st_mode & (S_IWGRP | S_IWOTH))
+			return iso_why(why, n, EPERM, "%s: mode %04o is writable by %s", walk,
+				       (unsigned)(st.st_mode & 07777),
+				       (st.st_mode & S_IWOTH) ? "others" : "its group");
+		if (strcmp(walk, "/") == 0)
+			return 0;
 		slash = strrchr(walk, '/');
 		slash[slash == walk ? 1 : 0] = '\0';
 	}
@@ -822,12 +813,14 @@ int policy_check_dir(const char *path, uid_t owner, char *why, size_t n)
 int policy_add_file(const char *path, int check, int may_include, struct iso_policy *into,
 		    char *why, size_t n)
 {
-	struct stat st;
 	size_t len = 0;
 	char *text = NULL;
 	FILE *f;
 	int fd, rc = 0;
 
+	/* Checked by name, then opened: only root could change what the
+	 * name means in between, since the walk has found every directory
+	 * above it root's and unwritable by others. */
 	if (check && (rc = policy_check_path(path, 0, why, n)) < 0)
 		goto done;
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
@@ -836,13 +829,8 @@ int policy_add_file(const char *path, int check, int may_include, struct iso_pol
 		iso_close_fds(&fd, 1);
 		goto done;
 	}
-	/* Judge the file actually opened, not the name checked above. */
-	if (fstat(fd, &st) < 0)
-		rc = iso_why_errno(why, n, "fstat %s", path);
-	else if (check)
-		rc = check_stat(path, &st, 0, 0, why, n);
 	/* One byte more than allowed, to tell "full" from "too big". */
-	if (rc == 0 && (text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
+	if ((text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
 		rc = iso_why(why, n, ENOMEM, "%s: out of memory", path);
 	if (rc == 0)
 		len = fread(text, 1, ISO_POLICY_FILE_MAX + 1, f);

@@ -109,8 +109,7 @@ int policy_parse(const char *text, size_t len, const char *name,
 		 struct iso_policy *out, char *why, size_t n);
 
 /* Read one file (bounded) and append its rules to *into, after
- * policy_check_path(path, 0) and the same check of the opened file when
- * `check`. With may_include, its "include DIR" line reads the drop-ins of
+ * policy_check_path(path, 0) when `check`. With may_include, its "include DIR" line reads the drop-ins of
  * DIR in its place, checked alike. Pools must stay apart from those already
  * in *into. On failure *into is emptied. */
 int policy_add_file(const char *path, int check, int may_include,
