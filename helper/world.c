@@ -569,10 +569,8 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
 			rc = attach(trees[t++], root, *p, 1, why, n);
 	close(root);
-	if (rc < 0)
-		return rc;
 	umask(mask);
-	if (chdir("/tmp") < 0)
-		return iso_why_errno(why, n, "chdir /tmp");
-	return 0;
+	if (rc == 0 && chdir("/tmp") < 0)
+		rc = iso_why_errno(why, n, "chdir /tmp");
+	return rc;
 }
