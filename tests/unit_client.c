@@ -496,6 +496,23 @@ END_TEST
 
 /* ---------------------------------------------------------------- */
 
+/* A connection whose helper end is sv[1], holding one running guest `id`. */
+static void running_guest(uint32_t id, int sv[2], iso_conn **conn, iso_guest **g)
+{
+	*conn = calloc(1, sizeof(**conn));
+	*g = calloc(1, sizeof(**g));
+	ck_assert_ptr_nonnull(*conn);
+	ck_assert_ptr_nonnull(*g);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	(*conn)->fd = sv[0];
+	(*conn)->helper_pid = -1;
+	(*g)->conn = *conn;
+	(*g)->id = id;
+	(*g)->channel_fd = -1;
+	(*g)->limit = -1;
+	(*conn)->guests = *g;
+}
+
 static int readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -510,21 +527,12 @@ START_TEST(test_conn_fd_polls_readable_until_wait_collects)
 {
 	struct iso_wire_msg m;
 	uint8_t buf[256];
-	iso_conn *conn = calloc(1, sizeof(*conn));
-	iso_guest *g = calloc(1, sizeof(*g));
+	iso_conn *conn;
+	iso_guest *g;
 	long len;
 	int sv[2];
 
-	ck_assert_ptr_nonnull(conn);
-	ck_assert_ptr_nonnull(g);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	conn->fd = sv[0];
-	conn->helper_pid = -1;
-	g->conn = conn;
-	g->id = 7;
-	g->channel_fd = -1;
-	g->limit = -1;
-	conn->guests = g;
+	running_guest(7, sv, &conn, &g);
 	ck_assert_int_eq(iso_conn_fd(conn), sv[0]);
 
 	ck_assert_int_eq(readable(iso_conn_fd(conn)), 0);
@@ -559,21 +567,12 @@ START_TEST(test_failed_start_keeps_the_helpers_reason)
 	const char *why = "no mount point for /x/\x1b[2J in the guest's tree";
 	struct iso_wire_msg m;
 	uint8_t buf[512];
-	iso_conn *conn = calloc(1, sizeof(*conn));
-	iso_guest *g = calloc(1, sizeof(*g));
+	iso_conn *conn;
+	iso_guest *g;
 	long len;
 	int sv[2];
 
-	ck_assert_ptr_nonnull(conn);
-	ck_assert_ptr_nonnull(g);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	conn->fd = sv[0];
-	conn->helper_pid = -1;
-	g->conn = conn;
-	g->id = 9;
-	g->channel_fd = -1;
-	g->limit = -1;
-	conn->guests = g;
+	running_guest(9, sv, &conn, &g);
 	ck_assert_ptr_null(iso_guest_reason(g)); /* running */
 	memset(&m, 0, sizeof(m));
 	m.type = ISO_MSG_EXITED;
