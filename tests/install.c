@@ -97,7 +97,7 @@ static void policy_line(FILE *f, const char *line, size_t len)
 	fwrite(line, 1, len, f);
 }
 
-/* tests/policy.conf.in with @ROOT@ replaced and the pools offset. */
+/* tests/policy.conf.in with every @ROOT@ replaced and the pools offset. */
 static void install_policy(void)
 {
 	char src[512], text[32768];
@@ -126,14 +126,18 @@ static void install_policy(void)
 		memcpy(line, p, n);
 		line[n] = '\0';
 		p += n;
-		if ((at = strstr(line, "@ROOT@")) != NULL) {
-			char out[1200];
+		while ((at = strstr(line, "@ROOT@")) != NULL) {
+			char out[sizeof(line) + sizeof(T_ROOT)];
+
 			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - line), line,
 				 T_ROOT, at + 6);
-			policy_line(f, out, strlen(out));
-		} else {
-			policy_line(f, line, n);
+			if (strlen(out) >= sizeof(line)) {
+				errno = E2BIG;
+				die("tests/policy.conf.in: line too long");
+			}
+			strcpy(line, out);
 		}
+		policy_line(f, line, strlen(line));
 	}
 	if (fchmod(fileno(f), 0644) < 0 || fclose(f) != 0)
 		die(src);

@@ -33,6 +33,8 @@ static char sock_run[64], sock_tmp[64];
 #define GRANT_LINK GRANTS "/link" /* a symlink to GRANT_DIR */
 #define COVER GRANTS "/cover"	  /* T_COVER's may-read, holding its read a/ */
 #define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
+#define PRIVATE GRANTS "/private" /* root's, 0700: T_PRIVATE's read, with f */
+#define T_PRIVATE 4000075u	  /* its caller (tests/policy.conf.in) */
 
 static int sockets[2] = { -1, -1 };
 
@@ -476,6 +478,24 @@ START_TEST(live_request_grant_never_hides_the_rules_own)
 }
 END_TEST
 
+/* A rule path the guest's uid cannot reach in its own tree (f, below the
+ * rule's own 0700 directory): the guest does not start, and the reason
+ * names the path, rather than run with a rule that grants nothing. */
+START_TEST(live_rule_path_the_guest_cannot_reach_fails_the_start)
+{
+	const char *cat[] = { "/bin/cat", PRIVATE "/f", NULL };
+	const char *why = "landlock: " PRIVATE "/f: Permission denied";
+	struct run r;
+
+	become(T_PRIVATE);
+	run(cat, NULL, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EACCES,
+		      "outcome %d code %d: %s %s", r.outcome, r.code, r.out, r.err);
+	ck_assert_str_eq(r.reason, why);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static int bind_socket(const char *path)
@@ -510,9 +530,16 @@ static void make_targets(void)
 	(void)mkdir(COVER, 0755);
 	(void)mkdir(COVER "/a", 0755);
 	(void)mkdir(COVER "/b", 0755);
+	(void)mkdir(PRIVATE, 0700);
 	fd = open(COVER "/a/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, "rule-granted\n", 13) != 13 || close(fd) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", COVER, strerror(errno));
+		exit(99);
+	}
+	fd = open(PRIVATE "/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "private\n", 8) != 8 || close(fd) < 0 ||
+	    chmod(PRIVATE, 0700) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", PRIVATE, strerror(errno));
 		exit(99);
 	}
 	fd = open(GRANT_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -535,6 +562,8 @@ static void remove_targets(void)
 	rmdir(COVER "/a");
 	rmdir(COVER "/b");
 	rmdir(COVER);
+	unlink(PRIVATE "/f");
+	rmdir(PRIVATE);
 	rmdir(GRANTS);
 }
 
@@ -579,6 +608,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged, no);
 	tcase_add_unless(reach, live_symlinked_grant_is_refused, no);
 	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
+	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;
