@@ -74,28 +74,20 @@ static int create(int dir, const char *name, int isdir)
 	return isdir ? mkdirat(dir, name, 0755) : mknodat(dir, name, S_IFREG | 0644, 0);
 }
 
-/* 1 if the directory `dir` holds an entry (or cannot be read). */
-static int holds_entries(int dir)
+/* A fresh tmpfs over `dir`; its root's fd, or -1. Never over a directory
+ * that holds anything, or cannot be read (errno ENOTEMPTY): the tmpfs
+ * would hide it, such as a rule's own paths below its may-read one. */
+static int cover(int dir)
 {
 	long buf[128]; /* aligned for struct dirent64 */
-	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), entries = 0;
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), entries = 0, t;
 	ssize_t got = fd < 0 ? -1 : getdents64(fd, buf, sizeof buf);
 
 	for (ssize_t at = 0; at < got; at += ((struct dirent64 *)((char *)buf + at))->d_reclen)
 		entries++;
 	if (fd >= 0)
 		close(fd);
-	return got < 0 || entries > 2;
-}
-
-/* A fresh tmpfs over `dir`; its root's fd, or -1. Never over a directory
- * that holds anything (errno ENOTEMPTY): the tmpfs would hide it, such as
- * a rule's own paths below its may-read one. */
-static int cover(int dir)
-{
-	int t;
-
-	if (holds_entries(dir)) {
+	if (got < 0 || entries > 2) {
 		errno = ENOTEMPTY;
 		return -1;
 	}
@@ -112,20 +104,21 @@ static int cover(int dir)
 /*
  * Open `path` below `dir`, creating what is missing as directories and the
  * last component as a directory or, if !isdir, an empty file. Never
- * follows a symlink. If `shared` (dir is the root of the template's own
- * read-only tmpfs), a directory of that tmpfs where something must be
- * created first gets a fresh tmpfs of its own, so the template is never
- * changed; never `dir` itself, which that would hide whole, nor one that
- * holds anything (-ENOTEMPTY). Returns an O_PATH fd or -errno.
+ * follows a symlink. Where dir's own file system refuses (EROFS: the
+ * template's tmpfs, read-only once built, with dir its root), a directory
+ * of it where something must be created first gets a fresh tmpfs of its
+ * own, so the template is never changed; never `dir` itself, which that
+ * would hide whole, nor one that holds anything (-ENOTEMPTY). Returns an
+ * O_PATH fd or -errno.
  */
-static int make_point(int dir, const char *path, int isdir, int shared)
+static int make_point(int dir, const char *path, int isdir)
 {
 	char part[ISO_WIRE_PATH_MAX], *p, *end;
 	struct stat st, top;
-	int fd = dup(dir), next, want_dir, err = errno;
+	int fd, next, want_dir, err = 0;
 
-	if (fstat(dir, &top) < 0)
-		shared = 0;
+	if (fstat(dir, &top) < 0 || (fd = dup(dir)) < 0)
+		return -errno;
 	strlcpy(part, path, sizeof part);
 	for (p = part; fd >= 0 && *p; p = end) {
 		end = strchrnul(p, '/');
@@ -137,7 +130,7 @@ static int make_point(int dir, const char *path, int isdir, int shared)
 		next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC |
 			      (want_dir ? O_DIRECTORY : 0));
 		if (next < 0 && errno == ENOENT) {
-			if (create(fd, p, want_dir) < 0 && errno == EROFS && shared &&
+			if (create(fd, p, want_dir) < 0 && errno == EROFS &&
 			    fstat(fd, &st) == 0 && st.st_dev == top.st_dev &&
 			    st.st_ino != top.st_ino) {
 				next = cover(fd);
@@ -157,15 +150,14 @@ static int make_point(int dir, const char *path, int isdir, int shared)
 }
 
 /* Attach the detached tree `tree` at `path` below `dir`. Closes tree. */
-static int attach(int tree, int dir, const char *path, int shared,
-		  char *why, size_t n)
+static int attach(int tree, int dir, const char *path, char *why, size_t n)
 {
 	struct stat st;
 	int point = -1, rc = 0;
 
 	if (fstat(tree, &st) < 0)
 		rc = iso_why_errno(why, n, "%s", path);
-	else if ((point = make_point(dir, path, S_ISDIR(st.st_mode), shared)) < 0)
+	else if ((point = make_point(dir, path, S_ISDIR(st.st_mode))) < 0)
 		rc = iso_why(why, n, -point, "no mount point for %s in the guest's tree: %s",
 			     path, point == -ENOTEMPTY ? "it needs a new directory where the rule's "
 			     "own paths are, which that would hide" : strerror(-point));
@@ -180,15 +172,13 @@ static int attach(int tree, int dir, const char *path, int shared,
 
 /* A tmpfs's options: `size` bytes, and as many inodes (which size does not
  * count) as KiB of it. tmpfs reads 0 as unlimited, which only UINT64_MAX
- * ("unlimited") may become: a finite size is at least a byte (the policy
- * and request_decide() refuse 0 anyway). */
+ * ("unlimited") may become: the policy and request_decide() refuse a size
+ * of 0. */
 static const char *tmpfs_opts(char *buf, size_t len, const char *owner,
 			      uint64_t size)
 {
 	unsigned long long bytes = size == UINT64_MAX ? 0 : size;
 
-	if (size == 0)
-		bytes = 1;
 	snprintf(buf, len, "%s,size=%llu,nr_inodes=%llu", owner, bytes,
 		 bytes ? bytes / 1024 + 64 : 0);
 	return buf;
@@ -218,7 +208,7 @@ static int bind_host(int root, const char *path, uint64_t attr, char *why,
 {
 	int tree = clone_tree(AT_FDCWD, path, AT_RECURSIVE, attr, why, n);
 
-	return tree < 0 ? tree : attach(tree, root, path, 0, why, n);
+	return tree < 0 ? tree : attach(tree, root, path, why, n);
 }
 
 /* The host's /bin, /sbin, /lib*: the same symlink, or a read-only copy. */
@@ -269,7 +259,7 @@ static int make_dev(int root, char *why, size_t n)
 		rc = iso_why_errno(why, n, "/dev: read-only");
 	if (rc < 0 && dev >= 0)
 		close(dev);
-	return rc < 0 ? rc : attach(dev, root, "/dev", 0, why, n);
+	return rc < 0 ? rc : attach(dev, root, "/dev", why, n);
 }
 
 struct build {
@@ -280,15 +270,13 @@ struct build {
 	int rc;
 };
 
-static int build_tree(struct build *b, int root)
+static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
+		      char *why, size_t n)
 {
 	static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
 	static const char *const empty[] = { "/proc", "/tmp", "/.iso", NULL };
-	const struct iso_rule *r = b->rule;
 	const char *const *points[] = { empty, (const char *const *)r->may_read,
 					(const char *const *)r->may_write };
-	char *why = b->why;
-	size_t n = b->n;
 	int rc = 0, fd;
 
 	for (size_t i = 0; rc == 0 && i < sizeof top / sizeof *top; i++)
@@ -312,7 +300,7 @@ static int build_tree(struct build *b, int root)
 	 * already there when in the tree (EROFS: below a read-only bind). */
 	for (size_t l = 0; l < 3; l++)
 		for (const char *const *p = points[l]; rc == 0 && p && *p; p++)
-			if ((fd = make_point(root, *p, 1, 0)) >= 0)
+			if ((fd = make_point(root, *p, 1)) >= 0)
 				close(fd);
 			else if (fd != -EROFS)
 				rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
@@ -320,8 +308,8 @@ static int build_tree(struct build *b, int root)
 		rc = iso_why_errno(why, n, "/.iso");
 	/* A writable view of /.iso for the helper; the tree's stays
 	 * read-only. */
-	if (rc == 0 && (b->w->ids_fd = clone_tree(root, ".iso", 0, RW, why, n)) < 0)
-		rc = b->w->ids_fd;
+	if (rc == 0 && (w->ids_fd = clone_tree(root, ".iso", 0, RW, why, n)) < 0)
+		rc = w->ids_fd;
 	return rc;
 }
 
@@ -342,14 +330,12 @@ static int build(void *arg)
 		 (root = open(ISO_STATE_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root");
 	if (rc == 0)
-		rc = build_tree(b, root);
+		rc = build_tree(b->rule, b->w, root, b->why, b->n);
 	if (rc == 0 && (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
 			umount2(".", MNT_DETACH) < 0 || chdir("/") < 0))
 		rc = iso_why_errno(b->why, b->n, "pivot_root");
 	if (rc == 0 && mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root read-only");
-	if (rc == 0 && (b->w->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		rc = iso_why_errno(b->why, b->n, "the tree's root");
 	if (root >= 0)
 		close(root);
 	b->rc = rc;
@@ -364,7 +350,7 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	pid_t pid;
 	int status;
 
-	*w = (struct iso_world){ -1, AT_FDCWD, -1 };
+	*w = (struct iso_world){ -1, -1 };
 #ifdef ISO_BENCH_NO_WORLD
 	/* Only in the benchmark's own helper (bench/, never installed):
 	 * guests stay in the helper's mount namespace, so that `make bench`
@@ -405,23 +391,19 @@ int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n)
 
 	/* Once per connection and uid; group, written last, says it is done.
 	 * No reaper of this uid runs meanwhile: it is leased to this spawn. */
-	snprintf(path, sizeof path, "%u/group", u);
+	snprintf(path, sizeof path, "%u.group", u);
 	if (w->ns_fd < 0 || faccessat(w->ids_fd, path, F_OK, 0) == 0)
 		return 0;
-	snprintf(path, sizeof path, "%u", u);
-	if ((mkdirat(w->ids_fd, path, 0755) < 0 && errno != EEXIST) ||
-	    fchmodat(w->ids_fd, path, 0755, 0) < 0)
-		return iso_why_errno(why, n, "/.iso/%s", path);
 	/* The guest's name, home /tmp; root and nobody for the files it sees
 	 * owned by them. Nothing of the host's accounts. */
 	snprintf(text, sizeof text, "root:x:0:0:root:/root:/usr/sbin/nologin\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n", u, u);
-	snprintf(path, sizeof path, "%u/passwd", u);
+	snprintf(path, sizeof path, "%u.passwd", u);
 	if ((rc = write_file(w->ids_fd, path, text, why, n)) < 0)
 		return rc;
 	snprintf(text, sizeof text, "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
-	snprintf(path, sizeof path, "%u/group", u);
+	snprintf(path, sizeof path, "%u.group", u);
 	return write_file(w->ids_fd, path, text, why, n);
 }
 
@@ -433,11 +415,9 @@ void world_unlease(const struct iso_world *w, uid_t uid)
 	if (w->ns_fd < 0)
 		return;
 	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof path, "%u/%s", (unsigned)uid, files[i]);
+		snprintf(path, sizeof path, "%u.%s", (unsigned)uid, files[i]);
 		(void)unlinkat(w->ids_fd, path, 0);
 	}
-	snprintf(path, sizeof path, "%u", (unsigned)uid);
-	(void)unlinkat(w->ids_fd, path, AT_REMOVEDIR);
 }
 
 /*
@@ -559,7 +539,7 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		  tmpfs_opts(opts, sizeof opts, "mode=1777", plan->limits[ISO_LIMIT_SHM])) < 0)
 		return iso_why_errno(why, n, "mounting /dev/shm");
 	for (int i = 0; i < 2; i++) {
-		snprintf(ids, sizeof ids, "/.iso/%u/%s", (unsigned)uid, i ? "group" : "passwd");
+		snprintf(ids, sizeof ids, "/.iso/%u.%s", (unsigned)uid, i ? "group" : "passwd");
 		if (mount(ids, i ? "/etc/group" : "/etc/passwd", NULL, MS_BIND, NULL) < 0)
 			return iso_why_errno(why, n, "mounting %s", ids);
 	}
@@ -567,7 +547,7 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		return iso_why_errno(why, n, "/");
 	for (int l = 0; rc == 0 && l < 2; l++)
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
-			rc = attach(trees[t++], root, *p, 1, why, n);
+			rc = attach(trees[t++], root, *p, why, n);
 	close(root);
 	umask(mask);
 	if (rc == 0 && chdir("/tmp") < 0)

@@ -18,7 +18,6 @@
 
 struct iso_world {
 	int ns_fd;   /* the template mount namespace, or -1 */
-	int root_fd; /* its root, as built (not needed in a guest) */
 	int ids_fd;  /* writable clone of its /.iso: passwd and group per uid */
 };
 

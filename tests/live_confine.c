@@ -589,7 +589,7 @@ START_TEST(live_home_is_absent_and_landlock_refuses_what_the_tree_shows)
 	 * 0644; it reads it as /etc/group, never where it is kept. */
 	run_guest(c, passwd, NULL, NULL, NULL, &r);
 	assert_allowed(&r, "/etc/passwd");
-	snprintf(ids, sizeof(ids), "/.iso/%u/group", (unsigned)r.uid);
+	snprintf(ids, sizeof(ids), "/.iso/%u.group", (unsigned)r.uid);
 	ck_assert_msg(strstr(r.out, "\nguest:x:") != NULL, "%s", r.out);
 	run_guest(c, ids_file, NULL, NULL, NULL, &r);
 	assert_refused(&r, ids);

@@ -158,7 +158,7 @@ static int filtered(enum iso_seccomp_profile profile,
 	rule.seccomp_deny = deny;
 	prepare(&rule, &c);
 	status = run_filtered(&c, fn);
-	confine_release(&c);
+	free(c.bpf);
 	return status;
 }
 
@@ -208,7 +208,7 @@ START_TEST(prepare_compiles_once)
 		ck_assert_int_eq(exit_code(run_filtered(&c, try_keyctl)), ENOTTY);
 	c.bpf = prepared;
 	c.bpf_len = prepared_len;
-	confine_release(&c);
+	free(c.bpf);
 }
 END_TEST
 
@@ -1434,11 +1434,11 @@ START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
 
 	if (pid == 0) {
 		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
-		char dir[] = "/tmp/isospawn-cwd.XXXXXX", why[256], path[16], host[256], tree[256];
+		char dir[] = "/tmp/isospawn-cwd.XXXXXX", why[256], path[16], host[4][256], tree[256];
 		struct iso_world w;
 		struct stat st;
-		ssize_t a, b;
-		int rc;
+		ssize_t a[4], b;
+		int rc, is[4];
 
 		if (!mkdtemp(dir) || chdir(dir) < 0)
 			_exit(SETUP_FAILED);
@@ -1453,15 +1453,21 @@ START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
 			fprintf(stderr, "world_prepare: %s\n", why);
 			_exit(SETUP_FAILED);
 		}
+		/* The host's first, then the tree's, in the template namespace. */
 		for (size_t i = 0; i < 4; i++) {
 			snprintf(path, sizeof path, "/%s", names[i]);
-			a = readlink(path, host, sizeof host - 1);
-			b = readlinkat(w.root_fd, names[i], tree, sizeof tree - 1);
-			if (a >= 0 && (b != a || memcmp(host, tree, (size_t)a) != 0))
+			a[i] = readlink(path, host[i], sizeof host[i] - 1);
+			is[i] = stat(path, &st) == 0;
+		}
+		if (setns(w.ns_fd, CLONE_NEWNS) < 0)
+			_exit(SETUP_FAILED);
+		for (size_t i = 0; i < 4; i++) {
+			snprintf(path, sizeof path, "/%s", names[i]);
+			b = readlink(path, tree, sizeof tree - 1);
+			if (a[i] >= 0 && (b != a[i] || memcmp(host[i], tree, (size_t)a[i]) != 0))
 				_exit(1 + (int)i);
 			/* No link on the host: its directory, or nothing. */
-			if (a < 0 && (b >= 0 || (fstatat(w.root_fd, names[i], &st, 0) == 0) !=
-							(stat(path, &st) == 0)))
+			if (a[i] < 0 && (b >= 0 || (lstat(path, &st) == 0) != is[i]))
 				_exit(1 + (int)i);
 		}
 		_exit(0);
