@@ -169,8 +169,8 @@ enum path_origin {
 
 int landlock_abi_version(void)
 {
-	int abi = sys_landlock_create_ruleset(NULL, 0,
-					      LANDLOCK_CREATE_RULESET_VERSION);
+	int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0,
+			       LANDLOCK_CREATE_RULESET_VERSION);
 
 	return abi < 0 ? 0 : abi;
 }
@@ -228,8 +228,7 @@ static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled,
 	attr.allowed_access = rights & handled;
 	if (!S_ISDIR(st.st_mode))
 		attr.allowed_access &= FS_FILE;
-	if (sys_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr,
-				  0) < 0)
+	if (syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
 		return iso_why_errno(why, n, "landlock: rule for %s", what);
 	return 0;
 }
@@ -345,7 +344,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 	if (abi >= 6)
 		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
 			      LANDLOCK_SCOPE_SIGNAL;
-	ruleset = sys_landlock_create_ruleset(&attr, sizeof attr, 0);
+	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (ruleset < 0)
 		return iso_why_errno(why, n, "landlock: creating the ruleset");
 	for (size_t i = 0; rc == 0 && i < COUNT(grants); i++)
@@ -357,7 +356,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 		rc = add_rule(ruleset, program_fd, FS_READ, handled, "the program", why, n);
 	if (rc == 0)
 		add_stdio(ruleset, stdio, handled);
-	if (rc == 0 && sys_landlock_restrict_self(ruleset, 0) < 0)
+	if (rc == 0 && syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		rc = iso_why_errno(why, n, "landlock: restrict_self");
 	close(ruleset);
 	return rc;
@@ -392,23 +391,14 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 		return iso_why(why, n, ENOSYS, "network none: the kernel has neither "
 			       "network namespaces nor Landlock TCP rules");
 	if (rule->seccomp != ISO_SECCOMP_NONE &&
-	    (rc = prepare_seccomp(rule, c, why, n)) < 0) {
-		confine_release(c);
+	    (rc = prepare_seccomp(rule, c, why, n)) < 0)
 		return rc;
-	}
 	/* Limits are rlimits (nproc is exact: one uid per guest); no cgroup
 	 * is created, and the client is told so rather than left to assume. */
 	used = strlen(c->notes);
 	snprintf(c->notes + used, sizeof c->notes - used,
 		 "%slimits: rlimits only (no cgroup)", used ? "; " : "");
 	return 0;
-}
-
-void confine_release(struct iso_confine *c)
-{
-	free(c->bpf);
-	c->bpf = NULL;
-	c->bpf_len = 0;
 }
 
 /* ---- Resource limits ---------------------------------------------- */

@@ -54,9 +54,9 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n);
  * mechanism the rule requires (Landlock, or a network namespace and
  * Landlock TCP rules for network none), -EINVAL for a syscall name in the
  * rule that seccomp-tables.h does not know, -ENOMEM; with a reason in why.
+ * c->bpf is the caller's to free; the helper keeps it until it exits.
  */
 int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n);
-void confine_release(struct iso_confine *c);
 
 /*
  * In the guest child, after the credentials drop, inside the guest's tree.

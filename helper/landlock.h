@@ -1,6 +1,7 @@
 /*
- * landlock.h - Landlock system calls and the constants newer than the
- * Linux 6.1 headers we build against.
+ * landlock.h - the Landlock constants and ruleset attribute newer than the
+ * Linux 6.1 headers we build against (no libc wraps the system calls:
+ * confine.c makes them with syscall(2)).
  *
  * Values are the kernel's uapi (include/uapi/linux/landlock.h); each one is
  * defined only when the installed headers lack it, so newer headers win.
@@ -13,8 +14,6 @@
 #define ISO_LANDLOCK_H
 
 #include <stdint.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <linux/landlock.h>
 
@@ -55,26 +54,5 @@ struct iso_landlock_ruleset_attr {
 	uint64_t handled_access_net; /* ABI 4 */
 	uint64_t scoped;	     /* ABI 6 */
 };
-
-/* No libc wraps these calls; named sys_* so a future libc wrapper with the
- * kernel's names cannot clash. */
-static inline int
-sys_landlock_create_ruleset(const struct iso_landlock_ruleset_attr *attr,
-			    size_t size, uint32_t flags)
-{
-	return (int)syscall(__NR_landlock_create_ruleset, attr, size, flags);
-}
-
-static inline int sys_landlock_add_rule(int ruleset_fd, int rule_type,
-					const void *rule_attr, uint32_t flags)
-{
-	return (int)syscall(__NR_landlock_add_rule, ruleset_fd, rule_type,
-			    rule_attr, flags);
-}
-
-static inline int sys_landlock_restrict_self(int ruleset_fd, uint32_t flags)
-{
-	return (int)syscall(__NR_landlock_restrict_self, ruleset_fd, flags);
-}
 
 #endif /* ISO_LANDLOCK_H */

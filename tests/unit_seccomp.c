@@ -112,7 +112,6 @@ static struct sock_filter *prepared(int strict, int kill, char **deny, size_t *l
 {
 	struct iso_rule rule;
 	struct iso_confine c;
-	struct sock_filter *f;
 	char why[256] = "";
 
 	memset(&rule, 0, sizeof rule);
@@ -125,10 +124,7 @@ static struct sock_filter *prepared(int strict, int kill, char **deny, size_t *l
 	ck_assert_msg(confine_prepare(&rule, &c, why, sizeof why) == 0,
 		      "confine_prepare: %s", why);
 	*len = c.bpf_len;
-	f = c.bpf;
-	c.bpf = NULL;
-	confine_release(&c);
-	return f;
+	return c.bpf;
 }
 
 START_TEST(without_a_deny_list_the_built_program_is_loaded_as_it_is)
