@@ -186,7 +186,7 @@ int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
 	if (!*degraded)
 		return enough ? 1 : -ENOSYS;
 	/* Best effort, as the kernel's sandboxer sample: what the kernel has
-	 * (handled_fs_of() and the ruleset follow its ABI). */
+	 * (confine_apply_landlock() handles only the rights of its ABI). */
 	return abi > 0;
 }
 
@@ -259,14 +259,6 @@ static int add_paths(int ruleset, const char *const *paths,
 	return rc;
 }
 
-static uint64_t handled_fs_of(int abi)
-{
-	return ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) |
-	       (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
-	       (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0) |
-	       (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
-}
-
 /* The descriptors handed over as 0-2, each with the rights of its open
  * mode: /dev/stderr reopens fd 2 through /proc, which Landlock checks like
  * any open (a terminal or a file of the caller's is in no other rule).
@@ -312,7 +304,11 @@ int confine_apply_landlock(const struct iso_confine *c,
 	const char *const own_read[] = { "/proc", NULL };
 	struct iso_landlock_ruleset_attr attr = { 0 };
 	int abi = c->landlock_abi, ruleset, rc = 0;
-	uint64_t handled = handled_fs_of(abi);
+	/* ABI 1's rights (up to MAKE_SYM), and each later one's the kernel has. */
+	uint64_t handled = ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) |
+			   (abi >= 2 ? LANDLOCK_ACCESS_FS_REFER : 0) |
+			   (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0) |
+			   (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
 	uint64_t rw = handled & ~FS_NO_DEVICES;
 	uint64_t rw_no_refer = rw & ~LANDLOCK_ACCESS_FS_REFER;
 	const struct {
@@ -485,13 +481,11 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 	if (fd < 0)
 		return iso_why_errno(why, n, "loopback: socket");
 	strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		rc = iso_why_errno(why, n, "loopback: reading lo's flags");
-	} else {
-		ifr.ifr_flags |= IFF_UP;
-		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-			rc = iso_why_errno(why, n, "loopback: bringing lo up");
-	}
+	ifr.ifr_flags |= IFF_UP;
+	if (rc == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		rc = iso_why_errno(why, n, "loopback: bringing lo up");
 	close(fd);
 	return rc;
 }

@@ -348,7 +348,6 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	static char stack[64 * 1024];
 	struct build b = { rule, w, why, n, -EIO };
 	pid_t pid;
-	int status;
 
 	*w = (struct iso_world){ -1, -1 };
 #ifdef ISO_BENCH_NO_WORLD
@@ -365,7 +364,7 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	if (pid < 0)
 		b.rc = iso_why_errno(why, n, "clone for the guest's tree");
 	else
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	return b.rc;
 }
@@ -409,15 +408,14 @@ int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n)
 
 void world_unlease(const struct iso_world *w, uid_t uid)
 {
-	static const char *const files[] = { "group", "passwd" };
 	char path[40];
 
 	if (w->ns_fd < 0)
 		return;
-	for (size_t i = 0; i < 2; i++) {
-		snprintf(path, sizeof path, "%u.%s", (unsigned)uid, files[i]);
-		(void)unlinkat(w->ids_fd, path, 0);
-	}
+	snprintf(path, sizeof path, "%u.group", (unsigned)uid);
+	(void)unlinkat(w->ids_fd, path, 0);
+	snprintf(path, sizeof path, "%u.passwd", (unsigned)uid);
+	(void)unlinkat(w->ids_fd, path, 0);
 }
 
 /*
@@ -432,13 +430,13 @@ void world_unlease(const struct iso_world *w, uid_t uid)
  * program is executed, and a script read, as the guest.
  */
 static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
-			 int *trees, size_t *ntrees, char *why, size_t n)
+			 int *trees, char *why, size_t n)
 {
 	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
-	int rc = 0, fd;
+	int rc = 0, fd, t = 0;
 
 	if (setgroups(0, NULL) < 0)
 		return iso_why_errno(why, n, "setgroups");
@@ -465,10 +463,10 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 				break;
 			}
 			/* CAP_SYS_ADMIN is not among what fsuid drops. */
-			trees[*ntrees] = clone_tree(fd, "", AT_EMPTY_PATH, l ? RW : RO, why, n);
+			trees[t] = clone_tree(fd, "", AT_EMPTY_PATH, l ? RW : RO, why, n);
 			close(fd);
-			rc = trees[*ntrees] < 0 ? trees[*ntrees] : 0;
-			*ntrees += rc == 0;
+			rc = trees[t] < 0 ? trees[t] : 0;
+			t++;
 		}
 	setfsuid(0);
 	setfsgid(getegid());
@@ -516,13 +514,13 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 {
 	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
 	int trees[2 * ISO_PATHS_MAX];
-	size_t ntrees = 0, t = 0;
+	size_t t = 0;
 	char opts[160], ids[48];
 	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
 	int root, rc;
 
 	*prog = -1;
-	if ((rc = open_as_guest(plan, uid, prog, trees, &ntrees, why, n)) < 0 ||
+	if ((rc = open_as_guest(plan, uid, prog, trees, why, n)) < 0 ||
 	    (rc = open_stdio_pipes(plan, why, n)) < 0 || w->ns_fd < 0)
 		return rc;
 	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
