@@ -25,9 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <net/if.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,6 @@
 #define ISO_CONFINE_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "request.h"
 #include "policy.h"
