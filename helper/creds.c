@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <libgen.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -136,12 +137,14 @@ static int ensure_root_dir(const char *path, char *why, size_t n)
 
 int state_prepare(char *why, size_t n)
 {
+	char above[] = ISO_STATE_DIR;
 	int rc;
 
 	/* Trusted like the policy: every directory above them root's and
-	 * writable by nobody else, or they could be swapped. */
-	if ((rc = ensure_root_dir(ISO_STATE_DIR, why, n)) < 0 ||
-	    (rc = policy_check_dir(ISO_STATE_DIR, 0, why, n)) < 0 ||
+	 * writable by nobody else, or they could be swapped. Checked before
+	 * anything is made: mkdir and chmod follow what an ancestor names. */
+	if ((rc = policy_check_dir(dirname(above), 0, why, n)) < 0 ||
+	    (rc = ensure_root_dir(ISO_STATE_DIR, why, n)) < 0 ||
 	    (rc = ensure_root_dir(LEASE_DIR, why, n)) < 0)
 		return rc;
 	return ensure_root_dir(CALLER_DIR, why, n);

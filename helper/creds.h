@@ -42,7 +42,8 @@ struct iso_lease {
 	int slot_fd;
 };
 
-/* Create (or verify) the root-only state directories. */
+/* Check every directory above ISO_STATE_DIR as the policy's, then create
+ * (or verify) the root-only state directories. */
 int state_prepare(char *why, size_t n);
 
 /*

@@ -201,6 +201,36 @@ START_TEST(state_directory_below_a_writable_ancestor_is_refused)
 		FAIL_IF(rc != -EPERM, "state_prepare returned %d: %s", rc, why);
 		FAIL_IF(!strstr(why, BASE "/a: mode 0775 is writable by its group"), "why: %s",
 			why);
+		FAIL_IF(access(ISO_STATE_DIR, F_OK) == 0, "made " ISO_STATE_DIR " first");
+		_exit(0);
+	}
+	ck_assert_int_eq(child_status(pid), 0);
+}
+END_TEST
+
+/* Nothing is made below an ancestor before it is checked: mkdir (and
+ * chmod) by path follow what the ancestor names, here a symbolic link to
+ * another directory, where the state directory would be made. */
+START_TEST(state_directory_is_not_made_before_its_ancestors_are_checked)
+{
+	pid_t pid;
+
+	ck_assert_int_eq(rmdir(BASE "/a"), 0);
+	ck_assert_int_eq(mkdir(BASE "/b", 0755), 0);
+	ck_assert_int_eq(chmod(BASE "/b", 0755), 0);
+	ck_assert_int_eq(symlink("b", BASE "/a"), 0);
+	pid = fork();
+	if (pid == 0) {
+		char why[256] = "";
+		int rc;
+
+		as_started_helper();
+		identify();
+		rc = state_prepare(why, sizeof(why));
+		FAIL_IF(rc != -EPERM, "state_prepare returned %d: %s", rc, why);
+		FAIL_IF(!strstr(why, BASE "/a: a symbolic link, expected a directory"), "why: %s",
+			why);
+		FAIL_IF(access(BASE "/b/run", F_OK) == 0, "made " BASE "/b/run through the link");
 		_exit(0);
 	}
 	ck_assert_int_eq(child_status(pid), 0);
@@ -364,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, identify_leaves_root_in_every_uid);
 	tcase_add_test(tc, state_directories_are_root_root_with_explicit_modes);
 	tcase_add_test(tc, state_directory_below_a_writable_ancestor_is_refused);
+	tcase_add_test(tc, state_directory_is_not_made_before_its_ancestors_are_checked);
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
 	tcase_add_test(tc, lease_sweeps_every_uid_taken_from_the_pool);
 	tcase_add_test(tc, lease_holds_one_of_the_callers_slots);
