@@ -37,7 +37,6 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,33 +48,17 @@
 #define LEASE_DIR ISO_STATE_DIR "/leases"
 #define CALLER_DIR ISO_STATE_DIR "/callers"
 
-/* A helper that is not root can do nothing; say why in one line. */
-static int not_root(char *why, size_t n)
-{
-	static const char head[] = "isospawn-helper is not running as root";
-	struct stat st;
-	struct statvfs fs;
-
-	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
-		return iso_why(why, n, EPERM, "%s: the caller has no_new_privs set (NoNewPrivileges= "
-			       "or a seccomp filter), so the setuid bit was ignored; such callers "
-			       "use isospawn.socket (systemctl enable --now isospawn.socket)", head);
-	if (stat("/proc/self/exe", &st) == 0 && (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
-		return iso_why(why, n, EPERM, "%s: it is not setuid root (owner uid %u, mode %04o)",
-			       head, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	if (statvfs("/proc/self/exe", &fs) == 0 && (fs.f_flag & ST_NOSUID))
-		return iso_why(why, n, EPERM, "%s: its file system is mounted nosuid", head);
-	return iso_why(why, n, EPERM, "%s (euid %u)", head, (unsigned)geteuid());
-}
-
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 {
 	struct ucred peer;
 	socklen_t len = sizeof(peer);
 	int ng;
 
+	/* Why not (no_new_privs, no setuid bit, a nosuid mount) the library
+	 * that started the helper tells its caller, without privilege. */
 	if (geteuid() != 0)
-		return not_root(why, n);
+		return iso_why(why, n, EPERM, "isospawn-helper is not running as root "
+			       "(euid %u)", (unsigned)geteuid());
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
 		return iso_why_errno(why, n, "SO_PEERCRED");
 	if (getuid() == 0) {

@@ -25,8 +25,7 @@ struct iso_caller {
  * uid. Started as root (isospawn.socket, or by root), the caller is the
  * socket's peer: SO_PEERCRED and SO_PEERGROUPS. Then the helper is root in
  * all its uids and gids, with no groups. Returns 0 or -EPERM/-errno;
- * -EPERM with the reason (no_new_privs, no setuid bit, a nosuid mount) when
- * the helper is not running as root.
+ * -EPERM when the helper is not running as root (libclient says why).
  */
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n);
 

@@ -21,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -342,9 +345,47 @@ static int size_buffers(const int sv[2])
 	return 0;
 }
 
-static int spawn_helper(iso_conn *conn, int helper_end)
+/* ISOSPAWN_HELPER (for tests), or the installed helper. */
+static const char *helper_path(void)
 {
 	const char *path = secure_getenv("ISOSPAWN_HELPER");
+
+	return path != NULL && path[0] != '\0' ? path : ISO_HELPER_PATH;
+}
+
+/*
+ * The setuid helper refused (rc): if its setuid bit cannot have made it
+ * root, say why in one line. The helper only knows that it is not root;
+ * its caller, unprivileged, can tell why.
+ */
+static int why_not_root(int rc)
+{
+	static const char head[] = "isospawn-helper is not running as root";
+	const char *path = helper_path();
+	struct stat st;
+	struct statvfs fs;
+
+	if (rc != -EACCES || geteuid() == 0)
+		return rc;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return iso__fail(rc, "%s: the caller has no_new_privs set "
+				 "(NoNewPrivileges= or a seccomp filter), so the "
+				 "setuid bit was ignored; such callers use "
+				 "isospawn.socket (systemctl enable --now "
+				 "isospawn.socket)", head);
+	if (stat(path, &st) == 0 &&
+	    (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
+		return iso__fail(rc, "%s: it is not setuid root (owner uid %u, "
+				 "mode %04o)", head, (unsigned)st.st_uid,
+				 (unsigned)(st.st_mode & 07777));
+	if (statvfs(path, &fs) == 0 && (fs.f_flag & ST_NOSUID))
+		return iso__fail(rc, "%s: its file system is mounted nosuid", head);
+	return rc;
+}
+
+static int spawn_helper(iso_conn *conn, int helper_end)
+{
+	const char *path = helper_path();
 	char *const argv[] = { (char *)"isospawn-helper", NULL };
 	char *const envp[] = { NULL };
 	posix_spawn_file_actions_t actions;
@@ -352,8 +393,6 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 	sigset_t none, all;
 	int rc;
 
-	if (path == NULL || path[0] == '\0')
-		path = ISO_HELPER_PATH;
 	rc = posix_spawn_file_actions_init(&actions);
 	if (rc != 0)
 		return iso__fail(-ENOMEM, "starting the helper: %s",
@@ -543,6 +582,9 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 	}
 	if (rc == 0)
 		rc = await_hello(conn);
+	/* A helper started here may not have been made root. */
+	if (conn->helper_pid > 0)
+		rc = why_not_root(rc);
 	if (rc < 0) {
 		iso_close(conn);
 		return rc;
