@@ -26,10 +26,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
@@ -43,9 +41,9 @@
 #include <linux/capability.h>
 
 #include "creds.h"
+#include "lease.h"
 #include "util.h"
 
-#define LEASE_DIR ISO_STATE_DIR "/leases"
 #define CALLER_DIR ISO_STATE_DIR "/callers"
 
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
@@ -128,7 +126,7 @@ int state_prepare(char *why, size_t n)
 	 * anything is made: mkdir and chmod follow what an ancestor names. */
 	if ((rc = policy_check_dir(dirname(above), 0, why, n)) < 0 ||
 	    (rc = ensure_root_dir(ISO_STATE_DIR, why, n)) < 0 ||
-	    (rc = ensure_root_dir(LEASE_DIR, why, n)) < 0)
+	    (rc = ensure_root_dir(ISO_LEASE_DIR, why, n)) < 0)
 		return rc;
 	return ensure_root_dir(CALLER_DIR, why, n);
 }
@@ -202,8 +200,9 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		  char *why, size_t n)
 {
 	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
-	char path[sizeof(LEASE_DIR) + 16];
+	char path[sizeof(ISO_LEASE_DIR) + 16];
 	uint32_t start = 0;
+	int fd = -EAGAIN;
 
 	/* A random starting point spreads concurrent helpers over the pool
 	 * instead of having them all contend for its first uid. */
@@ -212,26 +211,22 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 	lease->slot_fd = caller_slot_take(caller, "guest", rule->guests_max, why, n);
 	if (lease->slot_fd < 0)
 		return lease->slot_fd;
-	for (uint64_t i = 0; i < size; i++) {
-		uid_t uid = rule->pool_first + (uid_t)((start + i) % size);
-		int fd;
-
-		if (uid == 0 || uid == (uid_t)-1 || uid == caller)
+	for (uint64_t i = 0; i < size && fd == -EAGAIN; i++) {
+		lease->uid = rule->pool_first + (uid_t)((start + i) % size);
+		if (lease->uid == 0 || lease->uid == (uid_t)-1 || lease->uid == caller)
 			continue;
-		snprintf(path, sizeof(path), "%s/%u", LEASE_DIR, (unsigned)uid);
-		if ((fd = lock_file(path)) == -EAGAIN)
-			continue;
-		if (fd < 0) {
-			close(lease->slot_fd);
-			return iso_why(why, n, -fd, "lease of uid %u: %s", (unsigned)uid,
-				       strerror(-fd));
-		}
-		lease->uid = uid;
+		snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, (unsigned)lease->uid);
+		fd = lock_file(path);
+	}
+	if (fd >= 0) {
 		lease->lock_fd = fd;
-		uid_sweep(uid);
+		uid_sweep(lease->uid);
 		return 0;
 	}
 	close(lease->slot_fd);
+	if (fd != -EAGAIN)
+		return iso_why(why, n, -fd, "lease of uid %u: %s", (unsigned)lease->uid,
+			       strerror(-fd));
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
 		       (unsigned)rule->pool_first, (unsigned)rule->pool_last);
 }
@@ -252,12 +247,10 @@ int creds_drop(uid_t uid, char *why, size_t n)
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 
-	if (setgroups(0, NULL) < 0)
-		return iso_why_errno(why, n, "setgroups");
-	if (setresgid(uid, uid, uid) < 0)
-		return iso_why_errno(why, n, "setresgid(%u)", (unsigned)uid);
-	if (setresuid(uid, uid, uid) < 0)
-		return iso_why_errno(why, n, "setresuid(%u)", (unsigned)uid);
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		return iso_why_errno(why, n, "setgroups, setresgid or setresuid (%u)",
+				     (unsigned)uid);
 	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
 	    getresgid(&rg, &eg, &sg) < 0 || rg != uid || eg != uid || sg != uid ||
 	    getgroups(0, NULL) != 0)
