@@ -22,8 +22,6 @@
 #include "util.h"
 #include "wire.h"
 
-extern char **environ;
-
 #ifndef SO_PASSPIDFD
 #define SO_PASSPIDFD 76 /* Linux 6.5; older headers lack the name */
 #endif
@@ -78,15 +76,11 @@ static int check_request_socket(char *why, size_t n)
 	int domain = 0, type = 0, off = 0;
 	socklen_t len = sizeof(domain);
 
-	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
-		return iso_why(why, n, ENOTSOCK,
-			       "fd %d is not a socket (%s): start me through libisospawn",
-			       ISO_HELPER_FD, strerror(errno));
-	len = sizeof(type);
-	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+	    getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    domain != AF_UNIX || type != SOCK_SEQPACKET)
-		return iso_why(why, n, ENOTSOCK, "fd %d is not an AF_UNIX SOCK_SEQPACKET socket",
-			       ISO_HELPER_FD);
+		return iso_why(why, n, ENOTSOCK, "fd %d is not an AF_UNIX SOCK_SEQPACKET "
+			       "socket: start me through libisospawn", ISO_HELPER_FD);
 	/* Children must not inherit the request socket. */
 	if (fcntl(ISO_HELPER_FD, F_SETFD, FD_CLOEXEC) < 0)
 		return iso_why_errno(why, n, "fd %d", ISO_HELPER_FD);
@@ -123,18 +117,16 @@ static int reset_limits(char *why, size_t n)
 {
 	for (size_t i = 0; i < sizeof(helper_limits) / sizeof(helper_limits[0]); i++) {
 		struct rlimit rl = { helper_limits[i].value, helper_limits[i].value };
-		struct rlimit cur;
 
 		if (setrlimit(helper_limits[i].resource, &rl) == 0)
 			continue;
-		if (errno != EPERM || getrlimit(helper_limits[i].resource, &cur) < 0 ||
-		    cur.rlim_max < helper_limits[i].minimum)
+		if (errno != EPERM || getrlimit(helper_limits[i].resource, &rl) < 0 ||
+		    rl.rlim_max < helper_limits[i].minimum ||
+		    setrlimit(helper_limits[i].resource,
+			      &(struct rlimit){ rl.rlim_max, rl.rlim_max }) < 0)
 			return iso_why(why, n, EPERM, "resource limit %s: cannot set it to a "
 				       "safe value (%s); was it lowered by the caller?",
 				       helper_limits[i].name, strerror(errno));
-		cur.rlim_cur = cur.rlim_max;
-		if (setrlimit(helper_limits[i].resource, &cur) < 0)
-			return iso_why_errno(why, n, "resource limit %s", helper_limits[i].name);
 	}
 	return 0;
 }
