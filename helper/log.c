@@ -34,17 +34,13 @@ void log_names(char *dst, size_t n, const char *const *entries)
 {
 	size_t o = 0;
 
-	if (n == 0)
-		return;
 	snprintf(dst, n, "-");
 	for (; entries && *entries; entries++) {
-		size_t len = strcspn(*entries, "=");
-		if (o + len + 2 >= n)
+		int len = (int)strcspn(*entries, "=");
+
+		/* Whole names only: room for this one, a comma and the NUL. */
+		if (o + (size_t)len + 2 >= n)
 			break;
-		if (o)
-			dst[o++] = ',';
-		memcpy(dst + o, *entries, len);
-		o += len;
-		dst[o] = '\0';
+		o += (size_t)snprintf(dst + o, n - o, "%s%.*s", o ? "," : "", len, *entries);
 	}
 }
