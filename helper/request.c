@@ -19,10 +19,9 @@ static int path_beneath(const char *path, const char *dir)
 {
 	size_t len = strlen(dir);
 
-	if (strcmp(dir, "/") == 0)
-		return 1;
+	/* In normal form only "/" ends in '/'. */
 	return strncmp(path, dir, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/');
+	       (path[len] == '\0' || path[len] == '/' || dir[len - 1] == '/');
 }
 
 /* Whether `list` holds s, or with `beneath` a directory s is beneath. */
@@ -83,16 +82,13 @@ static int decide_limits(const struct iso_rule *rule,
 	if (req->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000)
 		return iso_why(why, n, EINVAL, "timeout %llu ms is longer than 366 days",
 			       (unsigned long long)req->timeout_ms);
+	if (rule->timeout_max_ms && req->timeout_ms > rule->timeout_max_ms)
+		return iso_why(why, n, EACCES,
+			       "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
+			       (unsigned long long)req->timeout_ms,
+			       (unsigned long long)rule->timeout_max_ms, rule->line);
+	/* Under a ceiling the policy's DEFAULT is 1 s to the ceiling. */
 	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
-	if (rule->timeout_max_ms && (plan->timeout_ms == 0 ||
-				     plan->timeout_ms > rule->timeout_max_ms)) {
-		if (req->timeout_ms != 0)
-			return iso_why(why, n, EACCES,
-				       "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
-				       (unsigned long long)req->timeout_ms,
-				       (unsigned long long)rule->timeout_max_ms, rule->line);
-		plan->timeout_ms = rule->timeout_max_ms;
-	}
 	return 0;
 }
 
@@ -107,8 +103,7 @@ int request_decide(const struct iso_rule *rule,
 	};
 	int rc;
 
-	memset(plan, 0, sizeof(*plan));
-	plan->stdio[0] = plan->stdio[1] = plan->stdio[2] = -1;
+	*plan = (struct iso_plan){ .stdio = { -1, -1, -1 } };
 
 	if (iso_path_check(req->program, ISO_PATH_FILE, NULL) < 0)
 		return iso_why(why, n, EINVAL,

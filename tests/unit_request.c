@@ -37,6 +37,7 @@ static const char policy_text[] =
 	"    pool 1900000200-1900000299\n"
 	"    programs /bin/sh\n"
 	"    overrides FOO\n"
+	"    may-read /\n"
 	"}\n";
 
 static struct iso_policy pol;
@@ -190,6 +191,19 @@ START_TEST(paths_only_beneath_may_read_and_may_write)
 }
 END_TEST
 
+/* "/" is the one normal form that ends in '/': every path is beneath it. */
+START_TEST(may_read_root_admits_every_path_for_read_only)
+{
+	req.program = "/bin/sh";
+	req.read_paths[0] = "/";
+	req.read_paths[1] = "/etc/hosts";
+	ck_assert_int_eq(decide(one_script), 0);
+	req.write_paths[0] = "/tmp";
+	ck_assert_int_eq(decide(one_script), -EACCES);
+	ck_assert_ptr_nonnull(strstr(why, "write access to /tmp"));
+}
+END_TEST
+
 START_TEST(environment_built_with_rule_and_strict_source)
 {
 	req.forward[0] = "LANG=C.UTF-8";
@@ -306,6 +320,7 @@ int main(void)
 	tcase_add_test(tc, timeout_beyond_a_year_refused_without_ceiling);
 	tcase_add_test(tc, host_network_refused_by_none_only_rule);
 	tcase_add_test(tc, paths_only_beneath_may_read_and_may_write);
+	tcase_add_test(tc, may_read_root_admits_every_path_for_read_only);
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
 	tcase_add_test(tc, code_hooks_and_path_refused_where_programs_are_restricted);
