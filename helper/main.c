@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 #include <syslog.h>
 #include <unistd.h>
 
