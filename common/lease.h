@@ -10,9 +10,8 @@
  * and start time, its program, when it started, its limits, timeout and
  * network. Never an argument or an environment value: those may be
  * secrets. Otherwise it holds no record: empty while a helper holds the
- * uid, or one byte once the uid was given back clean, with nothing of it
- * left running (creds.c: the next lease then needs no sweep; a record left
- * behind by a helper that died is never one byte, so that uid is swept).
+ * uid (creds.c empties it when it takes the lock, and sweeps the uid
+ * whatever the file held).
  * The directory and files are root's alone (0700, 0600).
  *
  * A record is live only while its reaper, the same pid with the same start
