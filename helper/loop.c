@@ -23,7 +23,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,7 +164,6 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.report_fd, &rep) < 0)
 		return iso_why_errno(why, n, "epoll");
 	slot->id = id;
-	slot->told = 0;
 	slot->start_us = now_us();
 	slot->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
 	srv->nlive++;
@@ -188,7 +186,7 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 }
 
 static void handle_spawn(struct iso_server *srv, uint32_t id,
-			 const struct iso_wire_spawn *req, size_t len, int *fds,
+			 const struct iso_wire_spawn *req, size_t len, const int *fds,
 			 size_t nfds)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
@@ -210,11 +208,9 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 		rc = iso_why(why, sizeof(why), EAGAIN, "too many live guests on this connection");
 	else
 		rc = request_decide(srv->rule, req, &plan, why, sizeof(why));
-	for (int i = 0, f = 0; rc == 0 && i < 3; i++)
-		plan.stdio[i] = (req->stdio_mask & (1u << i)) ? fds[f++] : -1;
 	if (rc == 0)
-		rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, &slot->child, &chan, why,
-				 sizeof(why));
+		rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, fds, nfds, &slot->child, &chan,
+				 why, sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -343,19 +339,18 @@ static void tell(struct iso_server *srv, struct iso_guest_slot *g,
 	       g->id, (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid,
 	       iso_outcome_name((enum iso_outcome)ex->outcome), ex->code,
 	       (unsigned long long)(ex->wall_us / 1000));
-	g->told = 1;
 	(void)reply(srv, m, -1);
 }
 
 /* The reaper reported: everything of the guest is gone, so the client
- * hears of it now, not once the kernel has torn its namespaces down. */
+ * hears of it now, not once the kernel has torn its namespaces down (and
+ * the guest's record leaves its lease file, spawn.c lease_put). */
 static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
 {
 	struct iso_wire_msg m = { 0 };
 
-	/* A report, or end of file (the reaper died): not live either way. */
+	/* A report, or end of file (the reaper died): nothing more comes. */
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.report_fd, NULL);
-	(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
 	if (spawn_report(&srv->ctx, &g->child, g->id, &m.u.exited) == 0)
 		tell(srv, g, &m);
 }
@@ -365,13 +360,12 @@ static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
 static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
 {
 	struct iso_wire_msg m = { 0 };
+	int told = g->child.reported; /* spawn_end() may yet read the report */
 
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.pidfd, NULL);
 	(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, g->child.report_fd, NULL);
-	if (!g->told)
-		(void)!ftruncate(g->child.lease.lock_fd, 0); /* no record: not live */
 	spawn_end(&srv->ctx, &g->child, g->id, &m.u.exited);
-	if (!g->told)
+	if (!told)
 		tell(srv, g, &m);
 	g->id = 0;
 	srv->nlive--;

@@ -23,7 +23,6 @@ struct iso_guest_slot {
 	struct iso_child child;
 	uint64_t start_us;
 	uint64_t cpu_limit_s;
-	int told;    /* EXITED sent; the reaper may still be going */
 };
 
 struct iso_outq;

@@ -48,13 +48,11 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <stdnoreturn.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -289,13 +287,12 @@ static void close_all_but(const int *keep, size_t n)
 /* Right after the clone: the helper's request socket, other guests' pidfds
  * and report sockets, epoll, signalfd and the rest are not the reaper's,
  * and would count against the guest's nofile until its exec. Kept: stdio
- * (which the guest's replace), the report and request sockets, /dev/null,
+ * (which the guest's replace), its own socket to the helper, /dev/null,
  * the helper's pidfd and the guest's template namespace. */
-static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd, int request_fd)
+static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	int keep[] = {
-		0, 1, 2, report_fd, request_fd, ctx->devnull, ctx->helper_pidfd,
-		ctx->world->ns_fd,
+		0, 1, 2, report_fd, ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd,
 	};
 
 	close_all_but(keep, sizeof(keep) / sizeof(*keep));
@@ -330,10 +327,11 @@ static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
  * request the helper forwards (the very datagram, and the caller's
  * descriptors), decided again from the same bytes under the same rule;
  * the network namespace, the deadline, its own session, the network, the
- * guest's world; then the guest.
+ * guest's world; then the guest. Its one socket to the helper
+ * (report_fd) brings the request and takes back the channel and the
+ * report.
  */
-static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int request_fd,
-				 int report_fd)
+static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg msg;
@@ -350,12 +348,12 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int request_fd
 	pid_t pid;
 	sigset_t none;
 
-	reaper_fds(ctx, report_fd, request_fd);
+	reaper_fds(ctx, report_fd);
 	/* The uid the helper leased for the guest, then the request. End of
 	 * file: the connection ends before a guest came. */
-	if (recv(request_fd, &uid, sizeof(uid), 0) != sizeof(uid))
+	if (recv(report_fd, &uid, sizeof(uid), 0) != sizeof(uid))
 		_exit(0);
-	len = iso_recv_fds(request_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
+	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
 	if (len <= 0)
 		_exit(0);
 	if ((rc = iso_wire_decode(buf, (size_t)len, &msg, why, sizeof(why))) < 0 ||
@@ -367,7 +365,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int request_fd
 	for (int i = 0, f = 0; i < 3; i++)
 		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
 					? fds[f++] : ctx->devnull;
-	close(request_fd);
 	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
 	final_env(&plan, envp);
@@ -416,24 +413,21 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int request_fd
 	reaper_wait(pid, report_fd);
 }
 
-/* Start a reaper that waits for its guest's request (reaper_main). */
-static int clone_reaper(const struct iso_spawn_ctx *ctx, struct iso_child *child,
-			char *why, size_t n)
+/* Start the spare: a reaper that waits for its guest's request
+ * (reaper_main). */
+static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 {
 	struct clone_args args = { 0 };
 	sigset_t all, old;
-	int rep[2], req[2] = { -1, -1 }, pidfd = -1, rc; /* report, request */
+	int sp[2] = { -1, -1 }, pidfd = -1, rc; /* the helper's end, the reaper's */
 	int size = ISO_WIRE_MAX + 4096;
 	long pid;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0)
-		return iso_why_errno(why, n, "report socketpair");
 	/* The request comes whole, however large. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, req) < 0 ||
-	    setsockopt(req[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0) {
-		rc = iso_why_errno(why, n, "request socketpair");
-		iso_close_fds(req, 2);
-		iso_close_fds(rep, 2);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0) {
+		rc = iso_why_errno(why, n, "reaper socketpair");
+		iso_close_fds(sp, 2);
 		return rc;
 	}
 	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
@@ -447,21 +441,17 @@ static int clone_reaper(const struct iso_spawn_ctx *ctx, struct iso_child *child
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0)
-		reaper_main(ctx, req[1], rep[1]);
+		reaper_main(ctx, sp[1]);
 	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	iso_close_fds(&rep[1], 1);
-	iso_close_fds(&req[1], 1);
+	close(sp[1]);
 	if (rc < 0) {
-		iso_close_fds(&rep[0], 1);
-		iso_close_fds(&req[0], 1);
+		close(sp[0]);
 		return rc;
 	}
-	child->pid = (pid_t)pid;
-	child->pidfd = pidfd;
-	child->report_fd = rep[0];
-	child->reported = 0;
-	child->request_fd = req[0];
+	ctx->spare.pid = (pid_t)pid;
+	ctx->spare.pidfd = pidfd;
+	ctx->spare.report_fd = sp[0];
 	return 0;
 }
 
@@ -470,9 +460,6 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 {
 	ctx->confine = confine;
 	ctx->world = world;
-	ctx->nidle = 0;
-	ctx->spare.pid = 0;
-	ctx->spare.request_fd = -1;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (ctx->devnull < 0 || ctx->helper_pidfd < 0)
@@ -480,23 +467,15 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	return 0;
 }
 
-static int lease_get(struct iso_spawn_ctx *ctx, struct iso_lease *lease,
-		     char *why, size_t n)
-{
-	if (ctx->nidle > 0) {
-		*lease = ctx->idle[--ctx->nidle];
-		return 0;
-	}
-	return lease_acquire(ctx->confine->rule, ctx->caller, lease, why, n);
-}
-
-/* Everything the guest started is gone: keep the lease (and with it the
- * caller's slot) for the next spawn, or give it back. A uid kept is not
- * swept again: it never left this connection, and what a set-user-ID file
- * could start under it no sweep rules out (it may come later, or drop its
- * saved uid): SECURITY.md, guarantee 11. */
+/* Everything the guest started is gone: its record (loop.c) leaves the
+ * lease file, and the lease (and with it the caller's slot) is kept for the
+ * next spawn, or given back. A uid kept is not swept again: it never left
+ * this connection, and what a set-user-ID file could start under it no
+ * sweep rules out (it may come later, or drop its saved uid): SECURITY.md,
+ * guarantee 11. */
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
+	(void)!ftruncate(lease->lock_fd, 0); /* no record: not live */
 	if (ctx->nidle < ISO_IDLE_LEASES) {
 		ctx->idle[ctx->nidle++] = *lease;
 	} else {
@@ -530,59 +509,54 @@ static int take_channel(int report_fd, int *chan, char *why, size_t n)
 	return 0;
 }
 
-/* The unused spare goes: its request socket closed, it exits at once. */
+/* The unused spare goes: its socket closed, it exits at once. */
 static void drop_spare(struct iso_spawn_ctx *ctx)
 {
-	iso_close_fds(&ctx->spare.request_fd, 1);
+	close(ctx->spare.report_fd);
 	while (waitpid(ctx->spare.pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	close(ctx->spare.pidfd);
-	close(ctx->spare.report_fd);
 	ctx->spare.pid = 0;
 }
 
-/* Hand the spare its guest: the uid, then the request with its stdio. 0,
- * or -errno (no spare, or one that went: killed, say). */
-static int use_spare(struct iso_spawn_ctx *ctx, uid_t uid, const void *request,
-		     size_t len, const int *stdio, struct iso_child *child)
+/* Hand the spare its guest: the leased uid, then the request with its
+ * descriptors; the spare becomes the child's reaper. 0, or -EPIPE when
+ * the spare went (killed, say). */
+static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
+		     const int *fds, size_t nfds, struct iso_child *child)
 {
-	int fds[3], nfds = 0;
+	uid_t uid = child->lease.uid;
 
-	if (ctx->spare.pid == 0)
-		return -ESRCH;
-	for (int i = 0; i < 3; i++)
-		if (stdio[i] >= 0)
-			fds[nfds++] = stdio[i];
-	if (send(ctx->spare.request_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
-	    iso_send_fds(ctx->spare.request_fd, request, len, 0, fds, (size_t)nfds) < 0) {
+	if (send(ctx->spare.report_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
+	    iso_send_fds(ctx->spare.report_fd, request, len, 0, fds, nfds) < 0) {
 		drop_spare(ctx);
 		return -EPIPE;
 	}
-	iso_close_fds(&ctx->spare.request_fd, 1);
-	child->pid = ctx->spare.pid;
-	child->pidfd = ctx->spare.pidfd;
-	child->report_fd = ctx->spare.report_fd;
-	child->reported = 0;
+	ctx->spare.lease = child->lease;
+	*child = ctx->spare;
 	ctx->spare.pid = 0;
 	return 0;
 }
 
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		const void *request, size_t len, struct iso_child *child,
-		int *client_chan, char *why, size_t n)
+		const void *request, size_t len, const int *fds, size_t nfds,
+		struct iso_child *child, int *client_chan, char *why, size_t n)
 {
 	struct iso_wire_exited gone;
 	int rc;
 
 	*client_chan = -1;
-	if ((rc = lease_get(ctx, &child->lease, why, n)) < 0)
+	if (ctx->nidle > 0)
+		child->lease = ctx->idle[--ctx->nidle];
+	else if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
 		return rc;
 	rc = world_lease(ctx->world, child->lease.uid, why, n);
-	if (rc == 0 && use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0) {
-		/* No spare was ready: one cloned now takes the request. */
-		rc = clone_reaper(ctx, &ctx->spare, why, n);
-		if (rc == 0 &&
-		    use_spare(ctx, child->lease.uid, request, len, plan->stdio, child) < 0)
+	if (rc == 0 &&
+	    (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0)) {
+		/* No spare was ready (or it went): one cloned now takes the
+		 * request. */
+		rc = clone_reaper(ctx, why, n);
+		if (rc == 0 && use_spare(ctx, request, len, fds, nfds, child) < 0)
 			rc = iso_why(why, n, EPIPE, "the reaper went before its request");
 	}
 	if (rc < 0) {
@@ -603,22 +577,7 @@ void spawn_spare(struct iso_spawn_ctx *ctx)
 	char why[256];
 
 	if (ctx->spare.pid == 0)
-		(void)clone_reaper(ctx, &ctx->spare, why, sizeof(why));
-}
-
-/* Read and check the reaper's report; 0, or -EIO when there is none. */
-static int read_report(int report_fd, struct iso_report *rep)
-{
-	ssize_t got;
-
-	while ((got = read(report_fd, rep, sizeof(*rep))) < 0 && errno == EINTR)
-		;
-	if (got != (ssize_t)sizeof(*rep) || rep->magic != ISO_REPORT_MAGIC ||
-	    rep->outcome < ISO_OUTCOME_EXITED || rep->outcome > ISO_OUTCOME_FAILED ||
-	    rep->stage > ISO_STAGE_EXEC)
-		return -EIO;
-	rep->reason[sizeof(rep->reason) - 1] = '\0';
-	return 0;
+		(void)clone_reaper(ctx, why, sizeof(why));
 }
 
 /* The report into *ex, logging a failure to start, its reason kept in child. */
@@ -647,9 +606,15 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 		 struct iso_wire_exited *ex)
 {
 	struct iso_report rep;
+	ssize_t got;
 
-	if (read_report(child->report_fd, &rep) < 0)
+	while ((got = read(child->report_fd, &rep, sizeof(rep))) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof(rep) || rep.magic != ISO_REPORT_MAGIC ||
+	    rep.outcome < ISO_OUTCOME_EXITED || rep.outcome > ISO_OUTCOME_FAILED ||
+	    rep.stage > ISO_STAGE_EXEC)
 		return -EIO;
+	rep.reason[sizeof(rep.reason) - 1] = '\0';
 	take_report(child, id, &rep, ex);
 	child->reported = 1;
 	/* The reaper killed and reaped all of its namespace before it wrote
@@ -668,11 +633,7 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 
 	while (wait4(child->pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
-	if (child->reported) {
-		/* Told already (spawn_report). */
-	} else if (read_report(child->report_fd, &rep) == 0) {
-		take_report(child, id, &rep, ex);
-	} else {
+	if (!child->reported && spawn_report(ctx, child, id, ex) < 0) {
 		/* The reaper died without a report: killed, with its guest,
 		 * by a kill request, the client's going or the OOM killer. */
 		rep.outcome = ISO_OUTCOME_SIGNALED;
@@ -680,11 +641,10 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 		rep.stage = ISO_STAGE_NONE;
 		take_usage(&ru, &rep);
 		take_report(child, id, &rep, ex);
+		lease_put(ctx, &child->lease);
 	}
 	close(child->pidfd);
 	close(child->report_fd);
-	if (!child->reported)
-		lease_put(ctx, &child->lease);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)

@@ -24,10 +24,11 @@ struct iso_world;
 struct iso_child {
 	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
 	int pidfd;	/* its pidfd, readable once it has exited */
-	int report_fd;	/* read end of the reaper's report */
-	int request_fd;	/* a spare's: where its request goes, or -1 */
+	int report_fd;	/* to the reaper: its request goes in, its channel and
+			 * report come back */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
-	int reported;	/* its end read (spawn_report), the reaper not yet gone */
+	int reported;	/* its end read (spawn_report) and so told, the reaper
+			 * not yet gone */
 	char reason[200]; /* a failed start's reason, which EXITED carries */
 };
 
@@ -43,23 +44,26 @@ struct iso_spawn_ctx {
 				   * no lease until it has one */
 };
 
-/* Once per connection: what every spawn needs. `confine` and `world` are
- * filled in later (confine_prepare, world_prepare), before the first
- * spawn. Returns 0 or -errno. */
+/* Once per connection: what every spawn needs; *ctx is zero when called
+ * (no idle lease, no spare). `confine` and `world` are filled in later
+ * (confine_prepare, world_prepare), before the first spawn. Returns 0 or
+ * -errno. */
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	       const struct iso_world *world, char *why, size_t n);
 
 /*
- * Start the guest of `plan`, decided from the datagram request[0..len):
- * lease a pool uid (with its passwd entry) and hand the uid, that datagram
- * and the plan's stdio to the spare, or to a reaper cloned now when there
- * is none; with a channel, take the caller's end. Returns 0 with *child filled and *client_chan the
+ * Start the guest of `plan`, decided from the datagram request[0..len)
+ * that carried the stdio descriptors fds[0..nfds): lease a pool uid (with
+ * its passwd entry) and hand the uid, that datagram and its descriptors to
+ * the spare, or to a reaper cloned now when there is none; with a channel,
+ * take the caller's end. Returns 0 with *child filled and *client_chan the
  * caller's end of the channel (or -1); or -errno with a reason, and then
- * nothing is left running, leased or open.
+ * nothing is left running, leased or open. The descriptors stay the
+ * caller's.
  */
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
-		const void *request, size_t len, struct iso_child *child,
-		int *client_chan, char *why, size_t n);
+		const void *request, size_t len, const int *fds, size_t nfds,
+		struct iso_child *child, int *client_chan, char *why, size_t n);
 
 /* Clone the next guest's reaper ahead of its request, if there is none and
  * a uid is free (spawn.c, reaper_main); quietly nothing otherwise. */
