@@ -124,7 +124,7 @@ int state_prepare(char *why, size_t n)
 	/* Trusted like the policy: every directory above them root's and
 	 * writable by nobody else, or they could be swapped. Checked before
 	 * anything is made: mkdir and chmod follow what an ancestor names. */
-	if ((rc = policy_check_dir(dirname(above), 0, why, n)) < 0 ||
+	if ((rc = policy_check_path(dirname(above), 1, why, n)) < 0 ||
 	    (rc = ensure_root_dir(ISO_STATE_DIR, why, n)) < 0 ||
 	    (rc = ensure_root_dir(ISO_LEASE_DIR, why, n)) < 0)
 		return rc;

@@ -764,7 +764,7 @@ int policy_parse(const char *text, size_t len, const char *name, struct iso_poli
 
 /* ---- The file ---- */
 
-static int check_tree(const char *path, uid_t owner, int leaf_is_dir, char *why, size_t n)
+int policy_check_path(const char *path, int leaf_is_dir, char *why, size_t n)
 {
 	char walk[PATH_MAX], *slash;
 	const char *fault;
@@ -786,9 +786,9 @@ static int check_tree(const char *path, uid_t owner, int leaf_is_dir, char *why,
 				       : S_ISDIR(st.st_mode) ? "a directory"
 				       : S_ISREG(st.st_mode) ? "a regular file" : "a special file",
 				       is_dir ? "a directory" : "a regular file");
-		if (st.st_uid != owner)
-			return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid %lu", walk,
-				       (unsigned long)st.st_uid, (unsigned long)owner);
+		if (st.st_uid != 0)
+			return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid 0", walk,
+				       (unsigned long)st.st_uid);
 		if (st.st_mode & (S_IWGRP | S_IWOTH))
 			return iso_why(why, n, EPERM, "%s: mode %04o is writable by %s", walk,
 				       (unsigned)(st.st_mode & 07777),
@@ -798,16 +798,6 @@ static int check_tree(const char *path, uid_t owner, int leaf_is_dir, char *why,
 		slash = strrchr(walk, '/');
 		slash[slash == walk ? 1 : 0] = '\0';
 	}
-}
-
-int policy_check_path(const char *path, uid_t owner, char *why, size_t n)
-{
-	return check_tree(path, owner, 0, why, n);
-}
-
-int policy_check_dir(const char *path, uid_t owner, char *why, size_t n)
-{
-	return check_tree(path, owner, 1, why, n);
 }
 
 int policy_add_file(const char *path, int check, int may_include, struct iso_policy *into,
@@ -863,7 +853,7 @@ int policy_dropins(const char *dir, struct dirent ***list, char *why, size_t n)
 
 	*list = NULL;
 	/* Absent: no drop-ins. Present: as safe as the main file. */
-	if ((rc = policy_check_dir(dir, 0, why, n)) < 0)
+	if ((rc = policy_check_path(dir, 1, why, n)) < 0)
 		return rc == -ENOENT ? 0 : rc;
 	/* alphasort in the C locale (nothing here sets another): byte order. */
 	if ((count = scandir(dir, list, is_dropin, alphasort)) < 0)

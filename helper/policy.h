@@ -91,15 +91,12 @@ struct iso_policy {
 extern const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT];
 
 /*
- * Check that `path` (a regular file) and every directory above it are owned
- * by `owner` (root in the helper) and not writable by group or others.
- * Returns 0 or -EPERM with a reason naming the offending path; -errno if one
- * cannot be examined.
+ * Check that `path` (a regular file, or a directory when leaf_is_dir) and
+ * every directory above it are owned by root and not writable by group or
+ * others. Returns 0 or -EPERM with a reason naming the offending path;
+ * -errno if one cannot be examined.
  */
-int policy_check_path(const char *path, uid_t owner, char *why, size_t n);
-
-/* The same for a directory and every directory above it. */
-int policy_check_dir(const char *path, uid_t owner, char *why, size_t n);
+int policy_check_path(const char *path, int leaf_is_dir, char *why, size_t n);
 
 /* Parse policy text (`name` is used in messages). It reads no file: an
  * "include DIR" line is checked and recorded in out->include, and only
@@ -109,16 +106,17 @@ int policy_parse(const char *text, size_t len, const char *name,
 		 struct iso_policy *out, char *why, size_t n);
 
 /* Read one file (bounded) and append its rules to *into, after
- * policy_check_path(path, 0) when `check`. With may_include, its "include DIR" line reads the drop-ins of
- * DIR in its place, checked alike. Pools must stay apart from those already
- * in *into. On failure *into is emptied. */
+ * policy_check_path(path, 0) when `check`. With may_include, its "include
+ * DIR" line reads the drop-ins of DIR in its place, checked alike. Pools
+ * must stay apart from those already in *into. On failure *into is
+ * emptied. */
 int policy_add_file(const char *path, int check, int may_include,
 		    struct iso_policy *into, char *why, size_t n);
 
 /* The drop-in files of `dir`: "*.conf" names not starting with '.', in
  * byte order, as a scandir(3) list (free each entry and the array). Returns
- * their count, 0 when dir does not exist, or -errno (policy_check_dir(dir,
- * 0) first). */
+ * their count, 0 when dir does not exist, or -errno (policy_check_path(dir,
+ * 1) first). */
 struct dirent;
 int policy_dropins(const char *dir, struct dirent ***list, char *why,
 		   size_t n);
