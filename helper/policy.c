@@ -803,39 +803,35 @@ int policy_check_path(const char *path, int leaf_is_dir, char *why, size_t n)
 int policy_add_file(const char *path, int check, int may_include, struct iso_policy *into,
 		    char *why, size_t n)
 {
+	/* One byte more than allowed, to tell "full" from "too big". */
+	char *text = malloc(ISO_POLICY_FILE_MAX + 1);
 	size_t len = 0;
-	char *text = NULL;
-	FILE *f;
-	int fd, rc = 0;
+	ssize_t got = 0;
+	int fd = -1, rc = 0;
 
 	/* Checked by name, then opened: only root could change what the
 	 * name means in between, since the walk has found every directory
 	 * above it root's and unwritable by others. */
-	if (check && (rc = policy_check_path(path, 0, why, n)) < 0)
-		goto done;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    (f = fdopen(fd, "r")) == NULL) {
-		rc = iso_why_errno(why, n, "open %s", path);
-		iso_close_fds(&fd, 1);
-		goto done;
-	}
-	/* One byte more than allowed, to tell "full" from "too big". */
-	if ((text = malloc(ISO_POLICY_FILE_MAX + 1)) == NULL)
+	if (check)
+		rc = policy_check_path(path, 0, why, n);
+	if (rc == 0 && text == NULL)
 		rc = iso_why(why, n, ENOMEM, "%s: out of memory", path);
-	if (rc == 0)
-		len = fread(text, 1, ISO_POLICY_FILE_MAX + 1, f);
-	if (rc == 0 && ferror(f))
+	if (rc == 0 && (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		rc = iso_why_errno(why, n, "open %s", path);
+	while (rc == 0 && len <= ISO_POLICY_FILE_MAX &&
+	       (got = read(fd, text + len, ISO_POLICY_FILE_MAX + 1 - len)) > 0)
+		len += (size_t)got;
+	if (rc == 0 && got < 0)
 		rc = iso_why_errno(why, n, "read %s", path);
-	fclose(f);
+	iso_close_fds(&fd, 1);
 	if (rc == 0 && len > ISO_POLICY_FILE_MAX)
 		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got more", path,
 			     ISO_POLICY_FILE_MAX);
 	if (rc == 0)
 		rc = parse_more(text, len, path, check, may_include, 1, into, why, n);
-	free(text);
-done:
-	if (rc < 0)
+	else
 		policy_free(into);
+	free(text);
 	return rc;
 }
 
