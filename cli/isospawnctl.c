@@ -548,7 +548,7 @@ static void print_list(const char *key, char **words, const char *none)
 static void describe(const struct iso_rule *r)
 {
 	static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
-	static const char *const seccomp[] = { "none", "default", "strict" };
+	static const char *const seccomp[] = { "default", "strict", "none" };
 	static const char *const landlock[] = { "required", "optional", "off" };
 	char value[32];
 

@@ -166,8 +166,7 @@ struct keyword {
 	enum word_kind list;
 	const char *what; /* a list's words, a number, or what replaced it */
 	int any, none;	  /* "any" (field NULL), "none" (empty) may replace them */
-	const char *const choices[4];
-	int values[3]; /* a choice's values, stored as int */
+	const char *const choices[4]; /* a choice's words, stored as their index */
 	int max;       /* a number from 1 to max, stored as int (what: the number) */
 	int removed;   /* a keyword no longer read (what: what replaced it) */
 };
@@ -474,14 +473,11 @@ static const struct keyword keywords[] = {
 	  .max = ISO_POLICY_POOL_MAX },
 	{ .name = "timeout", .parse = kw_timeout },
 	{ .name = "network", .parse = kw_network },
-	{ .name = "seccomp", AT(seccomp), .choices = { "default", "strict", "none" },
-	  .values = { ISO_SECCOMP_DEFAULT, ISO_SECCOMP_STRICT, ISO_SECCOMP_NONE } },
-	{ .name = "seccomp-action", AT(seccomp_action), .choices = { "errno", "kill" },
-	  .values = { ISO_SECCOMP_ERRNO, ISO_SECCOMP_KILL } },
+	{ .name = "seccomp", AT(seccomp), .choices = { "default", "strict", "none" } },
+	{ .name = "seccomp-action", AT(seccomp_action), .choices = { "errno", "kill" } },
 	{ .name = "seccomp-deny", AT(seccomp_deny), .list = WORD_SYSCALL,
 	  .what = "system call names ([a-z0-9_], at most 64 bytes)" },
-	{ .name = "landlock", AT(landlock), .choices = { "required", "optional", "off" },
-	  .values = { ISO_LANDLOCK_REQUIRED, ISO_LANDLOCK_OPTIONAL, ISO_LANDLOCK_OFF } },
+	{ .name = "landlock", AT(landlock), .choices = { "required", "optional", "off" } },
 	{ .name = "landlock-abi", AT(landlock_min_abi), .what = "an ABI version",
 	  .max = LANDLOCK_ABI_MAX },
 	{ .name = "read", AT(read), .list = WORD_PATH, .what = PATHS },
@@ -645,7 +641,7 @@ static int rule_line(struct parser *p, char *const *word, size_t nword)
 		return parse_number(p, kw, word + 1, nword - 1);
 	if ((i = one_of(p, word + 1, nword - 1, kw->choices)) < 0)
 		return i;
-	*(int *)((char *)p->rule + kw->field) = kw->values[i];
+	*(int *)((char *)p->rule + kw->field) = i;
 	return 0;
 }
 

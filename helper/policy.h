@@ -29,10 +29,12 @@
 #define ISO_POLICY_TIMEOUT_MAX (366 * 24 * 3600)
 
 enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
+/* The next three list their keyword's words in order: the parser stores a
+ * word's index. */
 enum iso_seccomp_profile {
-	ISO_SECCOMP_NONE,    /* no filter (administrator's explicit choice) */
 	ISO_SECCOMP_DEFAULT, /* the default deny list */
 	ISO_SECCOMP_STRICT,  /* default plus a stricter list */
+	ISO_SECCOMP_NONE,    /* no filter (administrator's explicit choice) */
 };
 enum iso_seccomp_action { ISO_SECCOMP_ERRNO, ISO_SECCOMP_KILL };
 enum iso_landlock_mode {
