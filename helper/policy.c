@@ -52,13 +52,6 @@ const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_SHM] = 64 * MIB,	/* /dev/shm */
 };
 
-/* Limits given in bytes (suffixes K, M, G, T); the others are counts or
- * seconds. */
-static const int limit_in_bytes[ISO_LIMIT_COUNT] = {
-	[ISO_LIMIT_AS] = 1, [ISO_LIMIT_FSIZE] = 1, [ISO_LIMIT_STACK] = 1,
-	[ISO_LIMIT_SCRATCH] = 1, [ISO_LIMIT_SHM] = 1,
-};
-
 #define LANDLOCK_ABI_MAX 7
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -188,12 +181,9 @@ static int one_of(struct parser *p, char *const *arg, size_t narg, const char *c
 	char expected[160] = "";
 	int i, rc;
 
-	for (i = 0; choices[i] != NULL; i++) {
-		strlcat(expected, i == 0 ? "'" : choices[i + 1] != NULL ? ", '" : " or '",
-			sizeof(expected));
-		strlcat(expected, choices[i], sizeof(expected));
-		strlcat(expected, "'", sizeof(expected));
-	}
+	for (i = 0; choices[i] != NULL; i++)
+		snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected), "%s'%s'",
+			 i == 0 ? "" : choices[i + 1] != NULL ? ", " : " or ", choices[i]);
 	if ((rc = want_args(p, arg, narg, 1, 1, expected)) < 0)
 		return rc;
 	for (i = 0; choices[i] != NULL; i++)
@@ -390,7 +380,8 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		r->ceiling[which] = UINT64_MAX;
 		return 0;
 	}
-	in_bytes = limit_in_bytes[which];
+	/* Seconds and counts take no suffix; the other limits are bytes. */
+	in_bytes = which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE && which != ISO_LIMIT_NPROC;
 	len = strlen(arg[1]); /* at least 1: no word is empty */
 	if (in_bytes && (suffix = strchr(suffixes, arg[1][len - 1])) != NULL) {
 		mult = UINT64_C(1) << (10 * (suffix - suffixes + 1));
