@@ -29,11 +29,14 @@
  *    guest can signal or stop it, so nothing stands between the deadline
  *    it enforces and the guest.
  *  - The reaper holds only the descriptors it and the guest need.
- *  - A lease is given back only after its reaper (and with it its whole PID
- *    namespace, and its mount namespace with its /tmp) is gone.
+ *  - A lease is given back only once its reaper has killed and reaped
+ *    everything in its PID namespace and reported so, or has been waited
+ *    for (SECURITY.md, guarantee 11). Its namespaces may still be going
+ *    then; the uid's next guest gets namespaces and a /tmp of its own.
  *  - Nothing in the reaper or the guest compiles: the filter was
- *    prepared before the clone. A reaper allocates nothing: it decodes the
- *    forwarded request into static buffers.
+ *    prepared before the clone. A reaper decodes the forwarded request
+ *    into static buffers; only the guest's environment (request_decide)
+ *    is allocated, in the reaper's own copy of the helper's memory.
  *  - A spare serves one guest and carries nothing from one to another: it
  *    is cloned with fresh namespaces and a uid swept or kept, keeps no
  *    descriptor of the helper's but what every reaper keeps, and holds no
