@@ -247,10 +247,14 @@ int creds_drop(uid_t uid, char *why, size_t n)
 	uid_t r, e, s;
 	gid_t rg, eg, sg;
 
-	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return iso_why_errno(why, n, "setgroups, setresgid or setresuid (%u)",
-				     (unsigned)uid);
+	/* Each step named when it fails: the guest's start-failed reason
+	 * says which privilege change the kernel refused. */
+	if (setgroups(0, NULL) < 0)
+		return iso_why_errno(why, n, "setgroups");
+	if (setresgid(uid, uid, uid) < 0)
+		return iso_why_errno(why, n, "setresgid(%u)", (unsigned)uid);
+	if (setresuid(uid, uid, uid) < 0)
+		return iso_why_errno(why, n, "setresuid(%u)", (unsigned)uid);
 	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
 	    getresgid(&rg, &eg, &sg) < 0 || rg != uid || eg != uid || sg != uid ||
 	    getgroups(0, NULL) != 0)
