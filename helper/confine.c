@@ -423,6 +423,11 @@ static int set_limit(int resource, const char *name, uint64_t value,
 {
 	struct rlimit rl, now;
 
+	/* The kernel counts CPU time in nanoseconds: beyond 2^64 of them
+	 * (584 years) its product wraps, to a limit of moments, so a
+	 * ceiling that large means none. */
+	if (resource == RLIMIT_CPU && value > UINT64_MAX / 1000000000)
+		value = UINT64_MAX;
 	rl.rlim_cur = rl.rlim_max =
 		value == UINT64_MAX ? RLIM_INFINITY : (rlim_t)value;
 	/* CPU: the soft limit's SIGXCPU is the one unambiguous sign that the

@@ -1364,6 +1364,49 @@ START_TEST(rlimits_uint64_max_is_infinity)
 }
 END_TEST
 
+/* The kernel counts RLIMIT_CPU in nanoseconds: a ceiling beyond 2^64 of
+ * them would wrap to a limit of moments (76480200929599801 s to 64 us),
+ * so it is no limit; the last second the kernel can count stays one. */
+static const char *infinite_cpu_hard_limit(void)
+{
+	struct rlimit rl;
+
+	if (feature_hidden("rlimit"))
+		return "an infinite hard cpu limit: reported absent (ISOSPAWN_TEST_HIDE)";
+	if (getrlimit(RLIMIT_CPU, &rl) == 0 && rl.rlim_max == RLIM_INFINITY)
+		return NULL;
+	return "needs an infinite hard cpu limit here";
+}
+
+START_TEST(rlimits_cpu_beyond_the_kernels_count_is_infinity)
+{
+	static const uint64_t asked[] = { 76480200929599801ull, 18446744074ull,
+					  18446744073ull };
+	static const rlim_t got[][2] = { { RLIM_INFINITY, RLIM_INFINITY },
+					 { RLIM_INFINITY, RLIM_INFINITY },
+					 { 18446744073ull, 18446744074ull } };
+
+	for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
+		struct iso_plan plan = make_plan();
+		pid_t pid;
+
+		plan.limits[ISO_LIMIT_CPU] = asked[i];
+		pid = fork();
+		if (pid == 0) {
+			char why[256] = "";
+
+			if (confine_apply_rlimits(&plan, why, sizeof why) < 0) {
+				fprintf(stderr, "%s\n", why);
+				_exit(SETUP_FAILED);
+			}
+			child_exit(check_limit(RLIMIT_CPU, got[i][0], got[i][1]) ? 0 : 1);
+		}
+		ck_assert_msg(exit_code(wait_child(pid)) == 0, "cpu %llu",
+			      (unsigned long long)asked[i]);
+	}
+}
+END_TEST
+
 START_TEST(rlimits_failure_names_the_limit)
 {
 	struct iso_plan plan = make_plan();
@@ -1574,6 +1617,8 @@ static Suite *kernel_suite(void)
 	tc = tcase_create("rlimits");
 	tcase_add_test(tc, rlimits_set_soft_and_hard_and_no_core);
 	tcase_add_unless(tc, rlimits_uint64_max_is_infinity, infinite_hard_limit());
+	tcase_add_unless(tc, rlimits_cpu_beyond_the_kernels_count_is_infinity,
+			 infinite_cpu_hard_limit());
 	tcase_add_test(tc, rlimits_failure_names_the_limit);
 	tcase_add_unless(tc, loopback_comes_up, feature_root() ? feature_root() : feature_netns());
 	suite_add_tcase(s, tc);
