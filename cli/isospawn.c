@@ -24,6 +24,7 @@
 #include "die.h"
 #include "json.h"
 #include "log.h"
+#include "util.h"
 
 #define EXIT_TIMEOUT 124
 #define EXIT_FAILED 125
@@ -148,8 +149,7 @@ static void set_limit(iso_spec *spec, const char *arg)
 		    "--limit %s: unknown limit (cpu, as, nofile, nproc, fsize, stack, "
 		    "scratch, shm)",
 		    arg);
-	in_bytes = which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE &&
-		   which != ISO_LIMIT_NPROC;
+	in_bytes = iso_limit_in_bytes(which);
 	rc = parse_limit_value(eq + 1, in_bytes, &value);
 	if (rc == -ERANGE)
 		die(EXIT_FAILED, "--limit %s: value too large", arg);

@@ -38,6 +38,7 @@
 #include "lease.h"
 #include "log.h"
 #include "policy.h"
+#include "util.h"
 
 #define EXIT_PROBLEM 1
 #define EXIT_USAGE 2
@@ -74,8 +75,7 @@ static void usage(FILE *f)
 static void format_limit(enum iso_limit which, uint64_t value, char *buf, size_t n)
 {
 	static const char suffixes[] = "KMGT";
-	int in_bytes = which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE &&
-		       which != ISO_LIMIT_NPROC;
+	int in_bytes = iso_limit_in_bytes(which);
 	int s = 0;
 
 	if (value == UINT64_MAX) {

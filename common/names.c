@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "isospawn.h"
+#include "util.h"
 
 static const char *const limit_names[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_CPU] = "cpu",       [ISO_LIMIT_AS] = "as",
@@ -43,6 +44,11 @@ ISO_PUBLIC int iso_limit_from_name(const char *name)
 		if (strcmp(name, limit_names[i]) == 0)
 			return i;
 	return -EINVAL;
+}
+
+int iso_limit_in_bytes(int which)
+{
+	return which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE && which != ISO_LIMIT_NPROC;
 }
 
 ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome)

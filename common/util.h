@@ -100,6 +100,11 @@ ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
  */
 int iso_fd_above_stdio(int fd);
 
+/* 1 if the limit `which` (enum iso_limit) is a size in bytes, which may be
+ * written with a suffix K, M, G or T; 0 for seconds (cpu) and counts
+ * (nofile, nproc). common/names.c, beside the limits' names. */
+int iso_limit_in_bytes(int which);
+
 /* Close the n descriptors of fds that are not -1. */
 void iso_close_fds(const int *fds, size_t n);
 

@@ -381,7 +381,7 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		return 0;
 	}
 	/* Seconds and counts take no suffix; the other limits are bytes. */
-	in_bytes = which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE && which != ISO_LIMIT_NPROC;
+	in_bytes = iso_limit_in_bytes(which);
 	len = strlen(arg[1]); /* at least 1: no word is empty */
 	if (in_bytes && (suffix = strchr(suffixes, arg[1][len - 1])) != NULL) {
 		mult = UINT64_C(1) << (10 * (suffix - suffixes + 1));
