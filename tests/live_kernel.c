@@ -1388,8 +1388,16 @@ START_TEST(rlimits_cpu_beyond_the_kernels_count_is_infinity)
 
 	for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
 		struct iso_plan plan = make_plan();
+		struct rlimit rl;
 		pid_t pid;
 
+		/* The others as they are, so that the child can still write
+		 * (a coverage build's counters at its exit). */
+		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
+			if (limit_resources[l] < 0 || getrlimit(limit_resources[l], &rl) < 0)
+				continue;
+			plan.limits[l] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max;
+		}
 		plan.limits[ISO_LIMIT_CPU] = asked[i];
 		pid = fork();
 		if (pid == 0) {
