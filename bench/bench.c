@@ -63,7 +63,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13n24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
+#define ALL_MODES "lL13fFn24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -273,6 +273,49 @@ static void measure_posix_spawn(const struct mode *m, unsigned n,
 				struct summary *s)
 {
 	time_runs(run_posix_spawn, m, n, s);
+}
+
+/*
+ * f, F (root): the floor under any design whose guest has a reaper of its
+ * own as pid 1 of new PID, IPC and mount namespaces, with no isospawn code:
+ * a reaper cloned into them vforks and execs /bin/true, waits for it and
+ * exits. f's reaper is a fork, as isospawn's is; F's shares the caller's
+ * memory (CLONE_VM) while the caller waits, which shows what a reaper that
+ * copied nothing would leave. Neither drops privileges or confines.
+ */
+static char floor_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int floor_reaper(UNUSED void *arg)
+{
+	static const char *const argv[] = { "/bin/true", NULL };
+	int status;
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		execve(argv[0], (char *const *)argv, environ);
+		_exit(127);
+	}
+	_exit(pid > 0 && waitpid(pid, &status, 0) == pid && status == 0 ? 0 : 1);
+}
+
+static int run_floor(const void *ctx, struct summary *s)
+{
+	int flags = *(const int *)ctx | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | SIGCHLD;
+	int status;
+	pid_t pid = clone(floor_reaper, floor_stack + sizeof(floor_stack), flags, NULL);
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) {
+		note(s, "the floor's reaper failed: %s", pid < 0 ? strerror(errno) : "exit status");
+		return -1;
+	}
+	return 0;
+}
+
+static void measure_floor(const struct mode *m, unsigned n, struct summary *s)
+{
+	static const int fork_flags = 0, vm_flags = CLONE_VM;
+
+	time_runs(run_floor, m->key == 'F' ? &vm_flags : &fork_flags, n, s);
 }
 
 struct library_ctx {
@@ -923,6 +966,10 @@ static const struct mode modes[] = {
 	  T_UNCONFINED, measure_library, NULL, NULL },
 	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
 	  T_CALLER, measure_library, NULL, NULL },
+	{ 'f', "floor: a forked reaper in new PID, IPC and mount namespaces vforks "
+	  "/bin/true (no isospawn code; root)", 0, measure_floor, NULL, NULL },
+	{ 'F', "floor as f, the reaper sharing the caller's memory (CLONE_VM; root)", 0,
+	  measure_floor, NULL, NULL },
 	{ 'n', "3 without the guest's mount namespace (bench-only helper)",
 	  T_CALLER, measure_library_noworld, NULL, NULL },
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
@@ -1182,6 +1229,11 @@ static void print_spawn_table(struct summary (*r)[4], const char *which)
 		print_ratio(&result_of(r, 'n')[1], &result_of(r, 'n')[0],
 			    "the guest's mount namespace (n: with, without, spawn by spawn "
 			    "in turn on two warm connections)");
+	print_ratio(result_of(r, '3'), result_of(r, 'f'),
+		    "what isospawn adds to the floor of its design: 3 against f");
+	print_ratio(result_of(r, 'f'), result_of(r, 'F'),
+		    "a reaper that copies the caller's memory against one that shares it: "
+		    "f against F");
 	print_ratio(result_of(r, '3'), result_of(r, 'n'),
 		    "mode 3 against n's without (separate blocks of spawns)");
 	print_ratio(result_of(r, '4'), result_of(r, 'm'),
@@ -1395,7 +1447,8 @@ static void usage(void)
 		"  -n N       spawns per mode (default %d; at least 200 for the README:\n"
 		"             fewer make a noisy p90)\n"
 		"  -m MODES   which to run, from \"%s\" (n, m = modes 3, 4 without the\n"
-		"             guest's mount namespace, g = live guests, x = scaling,\n"
+		"             guest's mount namespace, f, F = the design's floor with\n"
+		"             no isospawn code, g = live guests, x = scaling,\n"
 		"             c = channel; default all)\n"
 		"  -d SECONDS each scaling point's window (default %d)\n"
 		"  -o PREFIX  also write PREFIX.csv and PREFIX-samples.csv (bench/plot)\n"
