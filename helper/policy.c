@@ -335,11 +335,9 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 		return fail(p, "expected FIRST-LAST (two uids from 1 to %" PRIu32 ") after 'pool', "
 			    "got '%s'", UINT32_MAX - 1, arg[0]);
 	/* uid 0 is root; (uid_t)-1 means "unchanged" to setresuid(). */
-	if (lo == 0)
-		return fail(p, "expected a pool without uid 0, got '%s'", arg[0]);
-	if (hi == UINT32_MAX)
-		return fail(p, "expected a pool without uid %" PRIu32 ", got '%s'", UINT32_MAX,
-			    arg[0]);
+	if (lo == 0 || hi == UINT32_MAX)
+		return fail(p, "expected a pool without uid %" PRIu32 ", got '%s'",
+			    lo == 0 ? 0 : UINT32_MAX, arg[0]);
 	if (lo > hi)
 		return fail(p, "expected FIRST <= LAST after 'pool', got '%s'", arg[0]);
 	if (hi - lo + 1 > ISO_POLICY_POOL_MAX)
@@ -710,17 +708,14 @@ static int parse_more(const char *text, size_t len, const char *name, int check,
 		      int may_include, int reads_files, struct iso_policy *out, char *why,
 		      size_t n)
 {
-	struct parser p = { .name = name != NULL ? name : "(policy)", .why = why, .n = n,
-			    .policy = out, .check = check, .may_include = may_include,
-			    .reads_files = reads_files };
+	struct parser p = { .name = name, .why = why, .n = n, .policy = out, .check = check,
+			    .may_include = may_include, .reads_files = reads_files };
 	size_t pos = 0;
 	int rc = 0;
 
 	if (len > ISO_POLICY_FILE_MAX)
 		rc = iso_why(why, n, EINVAL, "%s: expected at most %d bytes, got %zu", p.name,
 			     ISO_POLICY_FILE_MAX, len);
-	else if (text == NULL && len > 0)
-		rc = iso_why(why, n, EINVAL, "%s: no text", p.name);
 	while (rc == 0 && pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl != NULL ? (size_t)(nl - text) : len;
@@ -870,8 +865,6 @@ const struct iso_rule *policy_match(const struct iso_policy *policy, uid_t uid, 
 
 void policy_free(struct iso_policy *policy)
 {
-	if (policy == NULL)
-		return;
 	for (size_t i = 0; i < policy->nrules; i++) {
 		free(policy->rules[i].file);
 		free(policy->rules[i].text);
