@@ -171,13 +171,12 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
 		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
 }
 
-/* Kill every process running under uid (never 0). */
+/* Kill every process running under uid: never 0, which lease_acquire(),
+ * the one caller, skips like (uid_t)-1 and the caller's uid. */
 static void uid_sweep(uid_t uid)
 {
 	pid_t pid;
 
-	if (uid == 0)
-		return;
 	/* vfork: no page tables copied; the child only makes two calls. */
 	pid = vfork();
 	if (pid == 0) {
@@ -233,11 +232,8 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 
 void lease_release(struct iso_lease *lease)
 {
-	if (lease->lock_fd < 0)
-		return;
 	close(lease->lock_fd);
 	close(lease->slot_fd);
-	lease->lock_fd = -1;
 }
 
 int creds_drop(uid_t uid, char *why, size_t n)

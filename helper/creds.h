@@ -64,8 +64,9 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
  */
 int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n);
 
-/* Give the uid and its slot back: only once no process a guest started
- * under it can be left (every guest's reaper waited for). */
+/* Give the uid and its slot back, once for each lease_acquire(): only once
+ * no process a guest started under it can be left (every guest's reaper
+ * waited for). */
 void lease_release(struct iso_lease *lease);
 
 /*
