@@ -14,8 +14,6 @@ void log_quote(char *dst, size_t n, const char *src)
 {
 	size_t o = 0;
 
-	if (n == 0)
-		return;
 	for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
 		size_t len = *s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\' ? 4 : 1;
 

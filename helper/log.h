@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-/* Copy src into dst (n bytes) with '"', '\\' and non-printable bytes
+/* Copy src into dst (n bytes, n > 0) with '"', '\\' and non-printable bytes
  * escaped, so a caller-chosen string cannot forge log lines. */
 void log_quote(char *dst, size_t n, const char *src);
 
