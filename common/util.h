@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The number of elements of an array (not of a pointer). */
+#define COUNT(array) (sizeof(array) / sizeof *(array))
+
 /* ---- Reasons -------------------------------------------------------- */
 
 /*

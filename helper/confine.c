@@ -45,8 +45,6 @@
 #include "seccomp-tables.h"
 #include "util.h"
 
-#define COUNT(array) (sizeof(array) / sizeof *(array))
-
 /* ---- seccomp ------------------------------------------------------ */
 
 /*

@@ -53,7 +53,6 @@ const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT] = {
 };
 
 #define LANDLOCK_ABI_MAX 7
-#define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 struct parser {
 	const char *name; /* the file, for messages */

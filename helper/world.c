@@ -244,11 +244,11 @@ static int make_dev(int root, char *why, size_t n)
 
 	if (dev < 0)
 		rc = iso_why_errno(why, n, "/dev: tmpfs");
-	for (size_t i = 0; rc == 0 && i < sizeof nodes / sizeof *nodes; i++)
+	for (size_t i = 0; rc == 0 && i < COUNT(nodes); i++)
 		if (mknodat(dev, nodes[i].name, S_IFCHR | 0666,
 			    makedev(nodes[i].major, nodes[i].minor)) < 0)
 			rc = iso_why_errno(why, n, "/dev/%s", nodes[i].name);
-	for (size_t i = 0; rc == 0 && i < sizeof links / sizeof *links; i++)
+	for (size_t i = 0; rc == 0 && i < COUNT(links); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
 			rc = iso_why_errno(why, n, "/dev/%s", links[i][0]);
 	if (rc == 0 && mkdirat(dev, "shm", 0755) < 0)
@@ -277,7 +277,7 @@ static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
 					(const char *const *)r->may_write };
 	int rc = 0, fd;
 
-	for (size_t i = 0; rc == 0 && i < sizeof top / sizeof *top; i++)
+	for (size_t i = 0; rc == 0 && i < COUNT(top); i++)
 		rc = bind_top(root, top[i], why, n);
 	/* /etc whole: what an account without groups may read of it, it may
 	 * read here (the mode bits still apply). */
