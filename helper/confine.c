@@ -141,12 +141,14 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 	(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 
 /*
- * What every guest reads of its tree's system part (world.c builds it: all
- * read-only, and /etc only as far as its mode bits let an account without
- * groups read it). /proc, /tmp, /dev/shm are each guest's own
- * (confine_apply_landlock).
+ * The host's system part of every guest's tree, which every guest reads
+ * and executes: world.c binds each read-only (a symbolic link, such as
+ * merged /usr's /bin, stays one). /etc whole: what an account without
+ * groups may read of it, it may read there (the mode bits still apply).
+ * Of /sys the CPU topology only (nproc, os.cpus()). /proc, /tmp, /dev/shm
+ * are each guest's own (confine_apply_landlock).
  */
-static const char *const system_read[] = {
+const char *const confine_system[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/etc", "/sys/devices/system/cpu", NULL
 };
@@ -312,7 +314,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 		enum path_origin origin;
 		uint64_t rights;
 	} grants[] = {
-		{ system_read, PATH_BUILTIN, FS_READ },
+		{ confine_system, PATH_BUILTIN, FS_READ },
 		{ system_dev, PATH_BUILTIN, FS_READ | LANDLOCK_ACCESS_FS_WRITE_FILE },
 		{ system_root, PATH_BUILTIN, LANDLOCK_ACCESS_FS_READ_DIR },
 		{ own_rw, PATH_RULE, rw },

@@ -28,6 +28,10 @@ struct iso_confine {
 	char notes[512];	/* degraded modes accepted, for the client */
 };
 
+/* The host's system paths in every guest's tree, NULL-terminated: world.c
+ * binds them read-only, and every guest may read them. */
+extern const char *const confine_system[];
+
 /* The kernel's Landlock ABI version; 0 when unavailable, errno then saying
  * why: ENOSYS not built in, EOPNOTSUPP disabled at boot. */
 int landlock_abi_version(void);

@@ -3,11 +3,12 @@
  *
  *   world_prepare (once per connection, root): a short-lived child in a new
  *     mount namespace (sharing the helper's descriptor table, so the
- *     namespace's fd lands there) builds, on a fresh tmpfs: /usr and /etc
- *     and the host's /bin /sbin /lib* (symlinks stay symlinks) read-only;
- *     /sys/devices/system/cpu read-only; a /dev with six nodes; the rule's
- *     read and write paths; empty directories for its may-read and
- *     may-write paths; then pivots into it. Every mount is private.
+ *     namespace's fd lands there) builds, on a fresh tmpfs: the host's
+ *     /usr, /etc, /bin, /sbin, /lib*, /sys/devices/system/cpu
+ *     (confine_system; symlinks stay symlinks) read-only; a /dev with six
+ *     nodes; the rule's read and write paths; empty directories for its
+ *     may-read and may-write paths; then pivots into it. Every mount is
+ *     private.
  *   world_enter (each reaper, root, before the drop): opens the program and
  *     the grants as the guest, joins a private copy of the template and
  *     mounts its own /proc, /tmp, /dev/shm, passwd, group and grants.
@@ -45,6 +46,7 @@
 
 #include <linux/openat2.h>
 
+#include "confine.h"
 #include "util.h"
 #include "world.h"
 
@@ -209,17 +211,16 @@ static int bind_host(int root, const char *path, uint64_t attr, char *why,
 	return tree < 0 ? tree : attach(tree, root, path, why, n);
 }
 
-/* The host's /bin, /sbin, /lib*: the same symlink, or a read-only copy. */
-static int bind_top(int root, const char *name, char *why, size_t n)
+/* A host system path (confine_system): the same symlink, or a read-only
+ * copy; nothing where the host has none. */
+static int bind_system(int root, const char *path, char *why, size_t n)
 {
-	char target[256], path[16];
-	ssize_t len;
+	char target[256];
+	ssize_t len = readlink(path, target, sizeof target - 1);
 
-	snprintf(path, sizeof path, "/%s", name);
-	len = readlink(path, target, sizeof target - 1);
 	if (len > 0) {
 		target[len] = '\0';
-		return symlinkat(target, root, name) < 0 ? iso_why_errno(why, n, "%s", path) : 0;
+		return symlinkat(target, root, path + 1) < 0 ? iso_why_errno(why, n, "%s", path) : 0;
 	}
 	if (errno == ENOENT)
 		return 0;
@@ -271,23 +272,13 @@ struct build {
 static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
 		      char *why, size_t n)
 {
-	static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
 	static const char *const empty[] = { "/proc", "/tmp", "/.iso", NULL };
 	const char *const *points[] = { empty, (const char *const *)r->may_read,
 					(const char *const *)r->may_write };
 	int rc = 0, fd;
 
-	for (size_t i = 0; rc == 0 && i < COUNT(top); i++)
-		rc = bind_top(root, top[i], why, n);
-	/* /etc whole: what an account without groups may read of it, it may
-	 * read here (the mode bits still apply). */
-	if (rc == 0)
-		rc = bind_host(root, "/usr", RO, why, n);
-	if (rc == 0)
-		rc = bind_host(root, "/etc", RO, why, n);
-	/* CPU topology only (nproc, os.cpus()); nothing else of /sys. */
-	if (rc == 0 && access("/sys/devices/system/cpu", F_OK) == 0)
-		rc = bind_host(root, "/sys/devices/system/cpu", RO, why, n);
+	for (const char *const *p = confine_system; rc == 0 && *p; p++)
+		rc = bind_system(root, *p, why, n);
 	if (rc == 0)
 		rc = make_dev(root, why, n);
 	for (char **p = r->read; rc == 0 && p && *p; p++)
