@@ -300,7 +300,6 @@ int confine_apply_landlock(const struct iso_confine *c,
 {
 	const char *const own_rw[] = { "/tmp", "/dev/shm", NULL };
 	const char *const own_read[] = { "/proc", NULL };
-	struct iso_landlock_ruleset_attr attr = { 0 };
 	int abi = c->landlock_abi, ruleset, rc = 0;
 	/* ABI 1's rights (up to MAKE_SYM), and each later one's the kernel has. */
 	uint64_t handled = ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) |
@@ -309,6 +308,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 			   (abi >= 5 ? LANDLOCK_ACCESS_FS_IOCTL_DEV : 0);
 	uint64_t rw = handled & ~FS_NO_DEVICES;
 	uint64_t rw_no_refer = rw & ~LANDLOCK_ACCESS_FS_REFER;
+	struct iso_landlock_ruleset_attr attr = { .handled_access_fs = handled };
 	const struct {
 		const char *const *paths;
 		enum path_origin origin;
@@ -327,7 +327,6 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 	if (!c->landlock_on)
 		return 0;
-	attr.handled_access_fs = handled;
 	/* No port rules follow: every TCP bind and connect is refused, even
 	 * inside the guest's own network namespace. */
 	if (abi >= 4 && plan->network_none)
