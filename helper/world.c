@@ -30,7 +30,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -408,7 +407,8 @@ void world_unlease(const struct iso_world *w, uid_t uid)
 }
 
 /*
- * Opened as uid with no supplementary groups: the program (links
+ * Opened as uid with no supplementary groups (caller_identify() dropped
+ * them, and made every gid 0, for the whole helper): the program (links
  * followed, as a path of the caller's) and the grants (no links at all),
  * each cloned into a detached tree. setfsuid clears only root's file
  * capabilities (CAP_DAC_*, CAP_FOWNER, CAP_CHOWN, ...); of the others
@@ -427,8 +427,6 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 	struct stat st;
 	int rc = 0, fd, t = 0;
 
-	if (setgroups(0, NULL) < 0)
-		return iso_why_errno(why, n, "setgroups");
 	setfsgid(uid);
 	setfsuid(uid);
 	/* setfs*id report no error: read them back (-1 changes nothing). */
@@ -458,7 +456,7 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 			t++;
 		}
 	setfsuid(0);
-	setfsgid(getegid());
+	setfsgid(0);
 	return rc;
 }
 
