@@ -398,8 +398,7 @@ void world_unlease(const struct iso_world *w, uid_t uid)
 {
 	char path[40];
 
-	if (w->ns_fd < 0)
-		return;
+	/* Without a tree (the benchmark's helper) ids_fd is -1: EBADF. */
 	snprintf(path, sizeof path, "%u.group", (unsigned)uid);
 	(void)unlinkat(w->ids_fd, path, 0);
 	snprintf(path, sizeof path, "%u.passwd", (unsigned)uid);
