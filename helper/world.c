@@ -284,13 +284,14 @@ static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
 		rc = bind_host(root, *p, RO, why, n);
 	for (char **p = r->write; rc == 0 && p && *p; p++)
 		rc = bind_host(root, *p, RW, why, n);
-	/* Where a guest's own mounts and its grants will go; a grant's is
-	 * already there when in the tree (EROFS: below a read-only bind). */
+	/* Where a guest's own mounts and its grants will go. Below a
+	 * read-only bind only what the host has: make_point() can create
+	 * nothing there (it ends in ENOENT, never EROFS). */
 	for (size_t l = 0; l < 3; l++)
 		for (const char *const *p = points[l]; rc == 0 && p && *p; p++)
 			if ((fd = make_point(root, *p, 1)) >= 0)
 				close(fd);
-			else if (fd != -EROFS)
+			else
 				rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
 	if (rc == 0 && fchmodat(root, ".iso", 0711, 0) < 0)
 		rc = iso_why_errno(why, n, "/.iso");
