@@ -385,10 +385,10 @@ static int handle_socket(struct iso_server *srv)
 		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
 					   fds, REQUEST_FDS_MAX, &nfds, &seen);
 
-		if (len < 0)
+		/* Nothing more for now; or the client is gone (end of file, or
+		 * the socket failed). */
+		if (len <= 0)
 			return len == -EAGAIN || len == -EINTR;
-		if (len == 0)
-			return 0;
 		if (seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC))
 			refuse(srv, 0, EBADMSG, NULL, "request truncated (too large or too many descriptors)");
 		else if (iso_wire_decode(srv->rbuf, (size_t)len, m, why, sizeof(why)) < 0)
@@ -439,20 +439,19 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 		return iso_why_errno(why, n, "epoll");
 	/* Once it knows its caller the helper is root in all its uids, and
 	 * the caller can no longer signal it (creds.c): only root, systemd
-	 * or a terminal the caller controls can. The job-control signals of
-	 * a terminal never stop it (blocked: the guest's reaper and the guest
-	 * start unblocked); the others stop it cleanly. */
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTSTP);
-	sigaddset(&stop, SIGTTIN);
-	sigaddset(&stop, SIGTTOU);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
+	 * or a terminal the caller controls can. These stop it cleanly, read
+	 * from the signalfd; the job-control signals of a terminal never stop
+	 * it. All six are blocked (the guest's reaper and the guest start
+	 * unblocked). */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
 	srv->sigfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigaddset(&stop, SIGTSTP);
+	sigaddset(&stop, SIGTTIN);
+	sigaddset(&stop, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
 	ev.data.u32 = TAG_SIG;
 	if (srv->sigfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sigfd, &ev) < 0)
 		return iso_why_errno(why, n, "signalfd");

@@ -73,10 +73,10 @@
  * a channel, one byte CHANNEL_SENT carrying the caller's end). */
 struct iso_report {
 	uint32_t magic;
-	uint32_t outcome; /* ISO_OUTCOME_EXITED, _SIGNALED, _TIMED_OUT or _FAILED */
-	int32_t code;	  /* exit code, signal or errno */
-	uint32_t stage;	  /* enum iso_stage for _FAILED */
-	uint64_t user_us, sys_us, maxrss_kib;
+	/* EXITED, SIGNALED, TIMED_OUT or FAILED; the code (exit code, signal
+	 * or errno), the stage for FAILED, the usage. Never its reason
+	 * pointer, wall_us or limit_hit: those are the helper's. */
+	struct iso_wire_exited ex;
 	/* for _FAILED: what went wrong, logged and told the caller, so made
 	 * of fixed text, errno messages, the guest's uid and the request's
 	 * paths only: never an environment value or another caller's data */
@@ -114,9 +114,9 @@ static void forward_signal(int sig, siginfo_t *info, void *context)
 
 static void set_failure(enum iso_stage stage, int err, const char *reason)
 {
-	report.outcome = ISO_OUTCOME_FAILED;
-	report.code = err;
-	report.stage = stage;
+	report.ex.outcome = ISO_OUTCOME_FAILED;
+	report.ex.code = (uint32_t)err;
+	report.ex.stage = stage;
 	snprintf(report.reason, sizeof(report.reason), "%s", reason);
 }
 
@@ -157,9 +157,9 @@ static int make_channel(int report_fd)
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
 		return -errno;
+	/* The caller's end here goes at the exec (close-on-exec). */
 	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
 		return -errno;
-	close(chan[0]);
 	return chan[1];
 }
 
@@ -200,11 +200,11 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 }
 
 /* Time in microseconds, and peak memory, of what the process waited for. */
-static void take_usage(const struct rusage *ru, struct iso_report *rep)
+static void take_usage(const struct rusage *ru, struct iso_wire_exited *ex)
 {
-	rep->user_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
-	rep->sys_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
-	rep->maxrss_kib = (uint64_t)ru->ru_maxrss;
+	ex->user_us = (uint64_t)ru->ru_utime.tv_sec * 1000000 + (uint64_t)ru->ru_utime.tv_usec;
+	ex->sys_us = (uint64_t)ru->ru_stime.tv_sec * 1000000 + (uint64_t)ru->ru_stime.tv_usec;
+	ex->maxrss_kib = (uint64_t)ru->ru_maxrss;
 }
 
 static noreturn void reaper_report(int fd)
@@ -212,7 +212,7 @@ static noreturn void reaper_report(int fd)
 	struct rusage ru;
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
-		take_usage(&ru, &report);
+		take_usage(&ru, &report.ex);
 	(void)!write(fd, &report, sizeof(report));
 	_exit(0);
 }
@@ -224,6 +224,10 @@ static noreturn void reaper_fail(int fd, enum iso_stage stage, int err,
 	reaper_report(fd);
 }
 
+/* Once the guest exists: forward every signal to it. Until then every
+ * signal stays blocked (clone_reaper) and waits: the kernel drops a signal
+ * to pid 1 of a namespace that has no handler for it. So an iso_kill()
+ * right after iso_spawn() is not lost. */
 static void reaper_signals(void)
 {
 	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO };
@@ -235,6 +239,8 @@ static void reaper_signals(void)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
 			(void)sigaction(sig, &sa, NULL);
+	/* Unblocked (sa_mask is the empty set): those that waited come now. */
+	sigprocmask(SIG_SETMASK, &sa.sa_mask, NULL);
 }
 
 /* Wait for the guest and everything it left in the namespace; report. */
@@ -255,50 +261,43 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 	while (wait4(-1, NULL, 0, NULL) >= 0 || errno == EINTR)
 		;
 	if (deadline_passed) {
-		report.outcome = ISO_OUTCOME_TIMED_OUT;
-		report.code = SIGKILL;
-		report.stage = ISO_STAGE_NONE;
-	} else if (report.outcome == ISO_OUTCOME_FAILED) {
+		report.ex.outcome = ISO_OUTCOME_TIMED_OUT;
+		report.ex.code = SIGKILL;
+		report.ex.stage = ISO_STAGE_NONE;
+	} else if (report.ex.outcome == ISO_OUTCOME_FAILED) {
 		/* The guest's own, written before it gave up. */
 	} else if (WIFSIGNALED(status)) {
-		report.outcome = ISO_OUTCOME_SIGNALED;
-		report.code = WTERMSIG(status);
+		report.ex.outcome = ISO_OUTCOME_SIGNALED;
+		report.ex.code = (uint32_t)WTERMSIG(status);
 	} else {
-		report.outcome = ISO_OUTCOME_EXITED;
-		report.code = WEXITSTATUS(status);
+		report.ex.outcome = ISO_OUTCOME_EXITED;
+		report.ex.code = (uint32_t)WEXITSTATUS(status);
 	}
 	reaper_report(report_fd);
-}
-
-/* Close every descriptor but keep[0..n) (any order, -1 for none): each
- * gap between two kept ones, from the lowest up. */
-static void close_all_but(const int *keep, size_t n)
-{
-	unsigned from = 0, next;
-
-	do {
-		next = ~0u;
-		for (size_t i = 0; i < n; i++)
-			if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
-				next = (unsigned)keep[i];
-		if (next > from)
-			(void)close_range(from, next - 1, 0);
-		from = next + 1;
-	} while (next != ~0u);
 }
 
 /* Right after the clone: the helper's request socket, other guests' pidfds
  * and report sockets, epoll, signalfd and the rest are not the reaper's,
  * and would count against the guest's nofile until its exec. Kept: stdio
  * (which the guest's replace), its own socket to the helper, /dev/null,
- * the helper's pidfd and the guest's template namespace. */
+ * the helper's pidfd and the guest's template namespace (-1: none). Each
+ * gap between two kept ones is closed, from the lowest up. */
 static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	int keep[] = {
 		0, 1, 2, report_fd, ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd,
 	};
+	unsigned from = 0, next;
 
-	close_all_but(keep, sizeof(keep) / sizeof(*keep));
+	do {
+		next = ~0u;
+		for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+			if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > from)
+			(void)close_range(from, next - 1, 0);
+		from = next + 1;
+	} while (next != ~0u);
 }
 
 /* The guest's environment: the plan's, plus TMPDIR=/tmp (its own) when the
@@ -349,7 +348,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	ssize_t len;
 	uid_t uid;
 	pid_t pid;
-	sigset_t none;
 
 	reaper_fds(ctx, report_fd);
 	/* The uid the helper leased for the guest, then the request. End of
@@ -359,8 +357,10 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
 	if (len <= 0)
 		_exit(0);
+	/* The very datagram the helper decoded as a SPAWN and decided
+	 * (loop.c handle_spawn), so a SPAWN again, decided again under the
+	 * same rule. */
 	if ((rc = iso_wire_decode(buf, (size_t)len, &msg, why, sizeof(why))) < 0 ||
-	    (rc = msg.type == ISO_MSG_SPAWN ? 0 : -EBADMSG) < 0 ||
 	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
 				 sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's request");
@@ -371,12 +371,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
 	final_env(&plan, envp);
-	/* Every signal stays blocked (clone_reaper) until the guest exists and
-	 * the handlers that forward to it are in place: the kernel drops a
-	 * signal to pid 1 of a namespace that has no handler for it, while a
-	 * blocked one waits. So an iso_kill() right after iso_spawn() is not
-	 * lost. */
-	sigemptyset(&none);
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	deadline.it_value.tv_sec = (time_t)(plan.timeout_ms / 1000);
@@ -412,7 +406,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 		guest_main(ctx, &plan, uid, prog, report_fd, (char *const *)envp);
 	guest_pid = pid;
 	reaper_signals();
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	reaper_wait(pid, report_fd);
 }
 
@@ -439,7 +432,7 @@ static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 	args.flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWIPC;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
-	/* The reaper starts with every signal blocked (see reaper_main). */
+	/* The reaper starts with every signal blocked (see reaper_signals). */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
@@ -577,48 +570,35 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 
 void spawn_spare(struct iso_spawn_ctx *ctx)
 {
-	char why[256];
-
+	/* Quietly: no reason is formatted. */
 	if (ctx->spare.pid == 0)
-		(void)clone_reaper(ctx, why, sizeof(why));
-}
-
-/* The report into *ex, logging a failure to start, its reason kept in child. */
-static void take_report(struct iso_child *child, uint32_t id,
-			const struct iso_report *rep, struct iso_wire_exited *ex)
-{
-	char qwhy[4 * sizeof(rep->reason)];
-
-	if (rep->outcome == ISO_OUTCOME_FAILED) {
-		log_quote(qwhy, sizeof(qwhy), rep->reason);
-		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%d reason=\"%s\"",
-		       id, (unsigned)child->lease.uid, iso_stage_name(rep->stage),
-		       rep->code, qwhy);
-		memcpy(child->reason, rep->reason, sizeof(child->reason));
-		ex->reason = child->reason;
-	}
-	ex->outcome = rep->outcome;
-	ex->code = (uint32_t)rep->code;
-	ex->stage = rep->stage;
-	ex->user_us = rep->user_us;
-	ex->sys_us = rep->sys_us;
-	ex->maxrss_kib = rep->maxrss_kib;
+		(void)clone_reaper(ctx, NULL, 0);
 }
 
 int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
 		 struct iso_wire_exited *ex)
 {
 	struct iso_report rep;
+	char qwhy[4 * sizeof(rep.reason)];
 	ssize_t got;
 
 	while ((got = read(child->report_fd, &rep, sizeof(rep))) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)sizeof(rep) || rep.magic != ISO_REPORT_MAGIC ||
-	    rep.outcome < ISO_OUTCOME_EXITED || rep.outcome > ISO_OUTCOME_FAILED ||
-	    rep.stage > ISO_STAGE_EXEC)
+	    rep.ex.outcome < ISO_OUTCOME_EXITED || rep.ex.outcome > ISO_OUTCOME_FAILED ||
+	    rep.ex.stage > ISO_STAGE_EXEC)
 		return -EIO;
-	rep.reason[sizeof(rep.reason) - 1] = '\0';
-	take_report(child, id, &rep, ex);
+	*ex = rep.ex;
+	ex->reason = NULL;
+	if (ex->outcome == ISO_OUTCOME_FAILED) {
+		/* A failure to start: logged, its reason kept in child. */
+		rep.reason[sizeof(rep.reason) - 1] = '\0';
+		log_quote(qwhy, sizeof(qwhy), rep.reason);
+		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"",
+		       id, (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
+		memcpy(child->reason, rep.reason, sizeof(child->reason));
+		ex->reason = child->reason;
+	}
 	child->reported = 1;
 	/* The reaper killed and reaped all of its namespace before it wrote
 	 * this (it is root's, so nothing of the uid is left): the uid may
@@ -630,7 +610,6 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex)
 {
-	struct iso_report rep;
 	struct rusage ru = { 0 };
 	int status = 0;
 
@@ -639,11 +618,10 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	if (!child->reported && spawn_report(ctx, child, id, ex) < 0) {
 		/* The reaper died without a report: killed, with its guest,
 		 * by a kill request, the client's going or the OOM killer. */
-		rep.outcome = ISO_OUTCOME_SIGNALED;
-		rep.code = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
-		rep.stage = ISO_STAGE_NONE;
-		take_usage(&ru, &rep);
-		take_report(child, id, &rep, ex);
+		*ex = (struct iso_wire_exited){ .outcome = ISO_OUTCOME_SIGNALED,
+						.stage = ISO_STAGE_NONE };
+		ex->code = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : SIGKILL;
+		take_usage(&ru, ex);
 		lease_put(ctx, &child->lease);
 	}
 	close(child->pidfd);
