@@ -66,6 +66,15 @@ unsigned char iso_control_byte(const char *s, size_t len)
 	return 0;
 }
 
+int iso_path_beneath(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	/* In normal form only "/" ends in '/'. */
+	return strncmp(path, dir, len) == 0 &&
+	       (path[len] == '\0' || path[len] == '/' || dir[len - 1] == '/');
+}
+
 int iso_path_check(const char *path, enum iso_path_kind kind,
 		   const char **fault)
 {

@@ -52,6 +52,10 @@ unsigned char iso_control_byte(const char *s, size_t len);
 int iso_path_check(const char *path, enum iso_path_kind kind,
 		   const char **fault);
 
+/* Whether `path` is `dir` or lies beneath it, both in that normal form:
+ * a comparison of text. */
+int iso_path_beneath(const char *path, const char *dir);
+
 /* ---- String vectors -------------------------------------------------- */
 
 /*

@@ -564,6 +564,8 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 			    &r->write,	  &r->may_read,	    &r->may_write };
 
 	const char *leaves_files = r->write ? "write" : r->may_write ? "may-write" : NULL;
+	const struct { const char *keyword; char **paths; } inside[] = {
+		{ "read", r->read }, { "may-read", r->may_read }, { "may-write", r->may_write } };
 
 	if (nword > 1)
 		return fail(p, "expected end of line after '}', got '%s'", word[1]);
@@ -578,6 +580,17 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected '%s' only in a user: rule (the pool of the group: rule "
 			    "opened at line %u serves many callers), got it in that rule",
 			    leaves_files, r->line);
+	/* A write path is the host's own directory in every guest's tree,
+	 * and a guest may write all of it: a read path inside it would be
+	 * hidden by it (bound first), and a may-read or may-write path's
+	 * mount point would be made in it, on the host, as root. */
+	for (size_t l = 0; l < COUNT(inside); l++)
+		for (char **in = inside[l].paths; in && *in; in++)
+			for (char **w = r->write; w && *w; w++)
+				if (iso_path_beneath(*in, *w))
+					return fail(p, "expected '%s' paths outside the rule's 'write' "
+						    "paths (every guest may write all of %s), got %s",
+						    inside[l].keyword, *w, *in);
 	/* Where the rule picks the programs, the environment must not pick
 	 * their code, and no list of such variables can be complete: the
 	 * names a caller may set are listed instead. */

@@ -15,20 +15,11 @@
 #include "request.h"
 #include "util.h"
 
-static int path_beneath(const char *path, const char *dir)
-{
-	size_t len = strlen(dir);
-
-	/* In normal form only "/" ends in '/'. */
-	return strncmp(path, dir, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/' || dir[len - 1] == '/');
-}
-
 /* Whether `list` holds s, or with `beneath` a directory s is beneath. */
 static int in_list(char *const *list, const char *s, int beneath)
 {
 	for (; list && *list; list++)
-		if (beneath ? path_beneath(s, *list) : strcmp(*list, s) == 0)
+		if (beneath ? iso_path_beneath(s, *list) : strcmp(*list, s) == 0)
 			return 1;
 	return 0;
 }

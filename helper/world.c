@@ -18,7 +18,8 @@
  *    template is made private before anything is mounted in it, and each
  *    guest's copy is its own (unshare after setns).
  *  - No symbolic link is followed while a mount point is created, so no
- *    directory is ever made outside the tree.
+ *    directory is ever made outside the tree; nor inside a rule's write
+ *    path, the host's own directory (the policy refuses rule paths there).
  *  - What a request names is opened with the guest's fsuid and fsgid and no
  *    supplementary groups, without following symbolic links: root never
  *    binds in what the guest could not reach on the host.

@@ -766,6 +766,28 @@ START_TEST(write_grants_refused_in_group_rules)
 }
 END_TEST
 
+/* A write path is the host's directory in the tree: a read path inside it
+ * would be hidden, a may-* path's mount point made on the host. */
+START_TEST(rule_paths_inside_its_write_paths_refused)
+{
+	refused(RULE_HEAD "write /srv/out\nread /srv/out/ref\n}\n",
+		NAME ":6: expected 'read' paths outside the rule's 'write' paths (every guest "
+		     "may write all of /srv/out), got /srv/out/ref");
+	refused(RULE_HEAD "may-read /srv/out/in\nwrite /srv/out\n}\n",
+		"expected 'may-read' paths outside the rule's 'write' paths (every guest may "
+		"write all of /srv/out), got /srv/out/in");
+	refused(RULE_HEAD "write /srv /tmp/w\nmay-write /tmp/w\n}\n",
+		"expected 'may-write' paths outside the rule's 'write' paths (every guest may "
+		"write all of /tmp/w), got /tmp/w");
+	refused(RULE_HEAD "write /\nmay-read /srv\n}\n",
+		"expected 'may-read' paths outside the rule's 'write' paths (every guest may "
+		"write all of /), got /srv");
+	/* Beside a write path, or above it, is not inside it. */
+	accepted(RULE_HEAD "write /srv/out\nread /srv /srv/outer\n"
+		 "may-read /srv/in\nmay-write /srv/output\n}\n");
+}
+END_TEST
+
 START_TEST(pool_malformed)
 {
 	refused("rule user:#1 {\npool 1000+2000\n",
@@ -1233,6 +1255,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
 	tcase_add_test(bad, pool_delegated_in_subuid_or_subgid_refused_naming_it);
 	tcase_add_test(bad, write_grants_refused_in_group_rules);
+	tcase_add_test(bad, rule_paths_inside_its_write_paths_refused);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);
 	tcase_add_test(bad, relative_program_path);
