@@ -11,6 +11,7 @@
  *  - On failure nothing is allocated and *out is NULL.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +82,7 @@ static const char *shown_name(char buf[SHOWN_NAME_SIZE], const char *name,
 		return "(empty name)";
 	for (i = 0; i < shown; i++)
 		buf[i] = name[i] > ' ' && name[i] < 0x7f ? name[i] : '?';
-	strlcpy(buf + shown, len > shown ? "..." : "", SHOWN_NAME_SIZE - shown);
+	snprintf(buf + shown, SHOWN_NAME_SIZE - shown, "%s", len > shown ? "..." : "");
 	return buf;
 }
 

@@ -482,7 +482,7 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return iso_why_errno(why, n, "loopback: socket");
-	strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		rc = iso_why_errno(why, n, "loopback: reading lo's flags");
 	ifr.ifr_flags |= IFF_UP;

@@ -93,18 +93,19 @@ static int out_of_memory(struct parser *p)
 
 /* ---- Words ---- */
 
-/* Decimal digits only: strtonum alone would also take "+5" and " 5". */
+/* Decimal digits only (strtoull alone would also take "+5", " 5" and
+ * "-5"), at most max and LLONG_MAX. */
 static int parse_decimal(const char *word, uint64_t max, uint64_t *out)
 {
-	const char *err = NULL;
-	long long value;
+	unsigned long long value;
 
 	if (word[0] == '\0' || strspn(word, "0123456789") != strlen(word))
 		return -1;
-	value = strtonum(word, 0, max > LLONG_MAX ? LLONG_MAX : (long long)max, &err);
-	if (err != NULL)
+	errno = 0;
+	value = strtoull(word, NULL, 10);
+	if (errno != 0 || value > max || value > LLONG_MAX)
 		return -1;
-	*out = (uint64_t)value;
+	*out = value;
 	return 0;
 }
 
@@ -770,7 +771,7 @@ int policy_check_path(const char *path, int leaf_is_dir, char *why, size_t n)
 	if ((rc = iso_path_check(path, ISO_PATH_ANY, &fault)) < 0)
 		return iso_why(why, n, -rc, "%.*s: expected an absolute normalized path (%s)",
 			       rc == -ENAMETOOLONG ? 64 : PATH_MAX, path, fault);
-	strlcpy(walk, path, sizeof(walk));
+	snprintf(walk, sizeof(walk), "%s", path);
 	for (int is_dir = leaf_is_dir;; is_dir = 1) {
 		if (lstat(walk, &st) < 0)
 			return iso_why_errno(why, n, "%s", walk);

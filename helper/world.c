@@ -119,7 +119,7 @@ static int make_point(int dir, const char *path, int isdir)
 
 	if (fstat(dir, &top) < 0 || (fd = dup(dir)) < 0)
 		return -errno;
-	strlcpy(part, path, sizeof part);
+	snprintf(part, sizeof part, "%s", path);
 	for (p = part; fd >= 0 && *p; p = end) {
 		end = strchrnul(p, '/');
 		want_dir = isdir || *end == '/';

@@ -195,7 +195,7 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 	g->pid = (pid_t)m->u.spawned.pid;
 	g->uid = (uid_t)m->u.spawned.uid;
 	if (m->u.spawned.notes != NULL)
-		strlcpy(g->notes, m->u.spawned.notes, sizeof(g->notes));
+		snprintf(g->notes, sizeof(g->notes), "%s", m->u.spawned.notes);
 	g->channel_fd = nfds == 1 ? fds[0] : -1;
 	conn->pending_result = 0;
 	conn->pending_state = PENDING_DONE;
@@ -234,7 +234,7 @@ static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
 	g->sys_us = e->sys_us;
 	g->maxrss_kib = e->maxrss_kib;
 	if (e->reason != NULL)
-		strlcpy(g->reason, e->reason, sizeof(g->reason));
+		snprintf(g->reason, sizeof(g->reason), "%s", e->reason);
 	return 0;
 }
 
@@ -506,7 +506,7 @@ static int connect_socket(iso_conn *conn, const char *path)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int size = ISO_WIRE_MAX + 4096, err;
 
-	if (strlcpy(addr.sun_path, path, sizeof(addr.sun_path)) >= sizeof(addr.sun_path))
+	if ((size_t)snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path) >= sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
 	conn->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (conn->fd < 0)

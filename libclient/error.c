@@ -23,7 +23,7 @@ int iso__fail(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	strlcpy(last_error, line, sizeof(last_error));
+	snprintf(last_error, sizeof(last_error), "%s", line);
 	return code;
 }
 

@@ -52,7 +52,7 @@ int conn_check(ConnObject *c)
 int failure_set(struct failure *f, int rc, const char *msg)
 {
 	f->rc = rc;
-	strlcpy(f->msg, msg, sizeof(f->msg));
+	snprintf(f->msg, sizeof(f->msg), "%s", msg);
 	return rc;
 }
 
@@ -60,7 +60,7 @@ int failure_of_call(struct failure *f, int rc)
 {
 	f->rc = rc;
 	if (rc < 0)
-		strlcpy(f->msg, iso_last_error(), sizeof(f->msg));
+		snprintf(f->msg, sizeof(f->msg), "%s", iso_last_error());
 	return rc;
 }
 
@@ -256,7 +256,7 @@ int guest_collect_locked(GuestObject *g, const struct waiter *self,
 	s->code = iso_guest_code(g->guest);
 	s->stage = iso_guest_stage(g->guest);
 	reason = iso_guest_reason(g->guest);
-	strlcpy(s->reason, reason != NULL ? reason : "", sizeof(s->reason));
+	snprintf(s->reason, sizeof(s->reason), "%s", reason != NULL ? reason : "");
 	s->limit = iso_guest_limit(g->guest);
 	iso_guest_usage(g->guest, &s->wall_us, &s->user_us, &s->sys_us,
 			&s->maxrss_kib);

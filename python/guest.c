@@ -720,7 +720,7 @@ GuestObject *conn_spawn_request(ConnObject *c, PyObject *args,
 		if (f.rc == 0) {
 			pid = iso_guest_pid(guest);
 			uid = iso_guest_uid(guest);
-			strlcpy(notes, iso_guest_notes(guest), sizeof(notes));
+			snprintf(notes, sizeof(notes), "%s", iso_guest_notes(guest));
 			channel_fd = iso_channel_fd(guest);
 		}
 	}
