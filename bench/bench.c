@@ -50,6 +50,7 @@
 
 #include "install.h"
 #include "isospawn.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -73,7 +74,6 @@ extern char **environ;
 
 static const unsigned client_counts[] = { 1, 2, 4, 8, 16 };
 static const unsigned guest_counts[] = { 0, 100, 1000 };
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* What a measuring child hands back, through shared memory. */
 struct summary {

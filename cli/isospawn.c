@@ -373,7 +373,7 @@ static void forward_signals(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (size_t i = 0; i < COUNT(signals); i++)
 		if (sigaction(signals[i], &sa, NULL) < 0)
 			die(EXIT_FAILED, "sigaction: %s", strerror(errno));
 }

@@ -607,7 +607,7 @@ static int cmd_rule(int argc, char **argv)
 	struct iso_policy pol = { 0 };
 	const struct iso_rule *r;
 	gid_t groups[ISO_POLICY_RULES_MAX * 4];
-	int ngroups = (int)(sizeof(groups) / sizeof(groups[0]));
+	int ngroups = (int)(COUNT(groups));
 	struct passwd *pw;
 	char why[WHY_MAX];
 
@@ -625,7 +625,7 @@ static int cmd_rule(int argc, char **argv)
 		die(EXIT_PROBLEM, "no user %s", argv[0]);
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
 		die(EXIT_PROBLEM, "%s: more than %zu groups", argv[0],
-		    sizeof(groups) / sizeof(groups[0]));
+		    COUNT(groups));
 	if (policy_load(ISO_POLICY_PATH, &pol, why, sizeof(why)) < 0)
 		die(EXIT_PROBLEM, "%s", why);
 	if ((r = policy_match(&pol, pw->pw_uid, pw->pw_gid, groups, (size_t)ngroups)) == NULL)

@@ -19,7 +19,7 @@
 #include "util.h"
 
 static const char *const forwarded_names[] = { ISO_FORWARDED_NAMES };
-#define FORWARDED_COUNT (sizeof(forwarded_names) / sizeof(forwarded_names[0]))
+#define FORWARDED_COUNT COUNT(forwarded_names)
 _Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned),
 	       "the forward set is kept as a bit mask");
 

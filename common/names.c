@@ -53,14 +53,14 @@ int iso_limit_in_bytes(int which)
 
 ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome)
 {
-	if ((unsigned)outcome >= sizeof(outcome_names) / sizeof(outcome_names[0]))
+	if ((unsigned)outcome >= COUNT(outcome_names))
 		return NULL;
 	return outcome_names[outcome];
 }
 
 ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage)
 {
-	if ((unsigned)stage >= sizeof(stage_names) / sizeof(stage_names[0]))
+	if ((unsigned)stage >= COUNT(stage_names))
 		return "none";
 	return stage_names[stage];
 }

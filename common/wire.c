@@ -127,7 +127,7 @@ static const struct rule rule_text_rules[] = {
 };
 
 #define MAX_RULES 16
-#define SCHEMA(name, rules) { name, rules, sizeof(rules) / sizeof(rules[0]) }
+#define SCHEMA(name, rules) { name, rules, COUNT(rules) }
 static const struct schema {
 	const char *name;
 	const struct rule *rules;
@@ -146,7 +146,7 @@ static const struct schema {
 	[ISO_MSG_RULE_TEXT] = SCHEMA("RULE_TEXT", rule_text_rules),
 	[ISO_MSG_DONE] = { "DONE", NULL, 0 },
 };
-_Static_assert(sizeof(spawn_rules) / sizeof(spawn_rules[0]) <= MAX_RULES,
+_Static_assert(COUNT(spawn_rules) <= MAX_RULES,
 	       "the decoder counts fields per rule in an array of MAX_RULES");
 
 static const char *const field_names[ISO_F_TEXT + 1] = {
@@ -169,7 +169,7 @@ static const char *const field_names[ISO_F_TEXT + 1] = {
 
 static const char *field_name(uint16_t tag)
 {
-	return tag < sizeof(field_names) / sizeof(field_names[0]) ?
+	return tag < COUNT(field_names) ?
 		       field_names[tag] :
 		       NULL;
 }

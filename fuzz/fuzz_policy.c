@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,7 +46,6 @@ static struct group groups[] = {
 	{ .gr_name = "staff", .gr_gid = 1900100000 },
 	{ .gr_name = "nogroup", .gr_gid = 65534 },
 };
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 static size_t next_user, next_group;
 
 struct passwd *getpwnam(const char *name)

@@ -87,7 +87,7 @@ static int check_request_socket(char *why, size_t n)
 	/* The caller may have asked for its credentials, a pidfd or its
 	 * security label with every message on this socket: none is wanted,
 	 * and each would crowd out the descriptors a request carries. */
-	for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+	for (size_t i = 0; i < COUNT(pass); i++)
 		if (setsockopt(ISO_HELPER_FD, SOL_SOCKET, pass[i], &off, sizeof(off)) < 0 &&
 		    errno != ENOPROTOOPT)
 			return iso_why_errno(why, n, "fd %d: clearing option %d", ISO_HELPER_FD,
@@ -115,7 +115,7 @@ static int reset_signals(char *why, size_t n)
 
 static int reset_limits(char *why, size_t n)
 {
-	for (size_t i = 0; i < sizeof(helper_limits) / sizeof(helper_limits[0]); i++) {
+	for (size_t i = 0; i < COUNT(helper_limits); i++) {
 		struct rlimit rl = { helper_limits[i].value, helper_limits[i].value };
 
 		if (setrlimit(helper_limits[i].resource, &rl) == 0)

@@ -291,7 +291,7 @@ static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 
 	do {
 		next = ~0u;
-		for (size_t i = 0; i < sizeof(keep) / sizeof(*keep); i++)
+		for (size_t i = 0; i < COUNT(keep); i++)
 			if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
 				next = (unsigned)keep[i];
 		if (next > from)

@@ -32,8 +32,8 @@
 #include "policy.h"
 #include "seccomp-rules.h"
 #include "seccomp-tables.h"
+#include "util.h"
 
-#define COUNT(array) (sizeof(array) / sizeof *(array))
 #define ACTION_ERRNO (SECCOMP_RET_ERRNO | EPERM)
 
 /* ------------------------------------------------------------------ */

@@ -31,8 +31,8 @@
 #include <seccomp.h>
 
 #include "seccomp-rules.h"
+#include "util.h"
 
-#define COUNT(array) (sizeof(array) / sizeof *(array))
 
 /* A call denied outright (argc 0), or only when its argc compares are
  * all true (libseccomp allows one compare per argument). */
