@@ -18,8 +18,10 @@
  *    template is made private before anything is mounted in it, and each
  *    guest's copy is its own (unshare after setns).
  *  - No symbolic link is followed while a mount point is created, so no
- *    directory is ever made outside the tree; nor inside a rule's write
- *    path, the host's own directory (the policy refuses rule paths there).
+ *    directory is ever made outside the tree; nor by root in a host
+ *    directory bound in, such as a rule's write path (the policy refuses
+ *    rule paths there) or a write grant (a grant's point is made as the
+ *    guest).
  *  - What a request names is opened with the guest's fsuid and fsgid and no
  *    supplementary groups, without following symbolic links: root never
  *    binds in what the guest could not reach on the host.
@@ -54,13 +56,18 @@
 #define RW (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 #define PIPEFS_MAGIC 0x50495045
 
-/* A detached tmpfs of `size`, root 0755; its fd, or -1. */
+/* A detached tmpfs of `size`, its root 0755 and its maker's: the fsuid's,
+ * which is also the gid (root's, or the guest's); its fd, or -1. */
 static int fresh_tmpfs(const char *size)
 {
 	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1;
+	char owner[16];
 
+	snprintf(owner, sizeof owner, "%d", setfsuid((uid_t)-1));
 	if (fs >= 0 && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "uid", owner, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "gid", owner, 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (fs >= 0)
@@ -531,9 +538,18 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 	}
 	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return iso_why_errno(why, n, "/");
+	/* As the guest (open_as_guest() saw the ids take): a mount point a
+	 * grant lacks is made with its ids and rights, so that where the tree
+	 * shows a host directory (a rule's write path, a write grant: another
+	 * guest may have removed the grant since it was opened) root makes
+	 * nothing the guest could not. */
+	setfsgid(uid);
+	setfsuid(uid);
 	for (int l = 0; rc == 0 && l < 2; l++)
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
 			rc = attach(trees[t++], root, *p, why, n);
+	setfsuid(0);
+	setfsgid(0);
 	close(root);
 	umask(mask);
 	if (rc == 0 && chdir("/tmp") < 0)

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -48,6 +49,7 @@
 
 #include "confine.h"
 #include "feature.h"
+#include "util.h"
 #include "world.h"
 
 #define NOBODY 65534
@@ -1527,6 +1529,78 @@ START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
 }
 END_TEST
 
+/* world_enter() in a child, with `plan`: its return value. */
+static int enter_world(const struct iso_world *w, const struct iso_plan *plan, uid_t uid)
+{
+	char why[256];
+	int status, prog, rc;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		rc = world_enter(w, plan, uid, &prog, why, sizeof why);
+		_exit(rc < 0 ? -rc : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -EIO;
+	return -WEXITSTATUS(status);
+}
+
+/* Review (a grant in a rule's write path): where the guest's tree shows a
+ * host directory (a rule's write path) that lacks a grant's mount point,
+ * the point is made as the guest, never as root: in a directory the guest
+ * may not write, nothing is made; in one it may, the point is the guest's.
+ * Here a host mount made after the template shows the grant on the host
+ * but not in the tree, as another guest's removing it between the open
+ * and the bind would. In a child with its own mount namespace, so that
+ * nothing of the host's changes. */
+START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static const mode_t modes[] = { 0755, 0777 };
+		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
+		char dir[] = "/var/tmp/isospawn-point.XXXXXX", out[64], leaf[96], why[256];
+		char *write[] = { out, NULL };
+		const char *grants[] = { leaf, NULL };
+		struct iso_plan plan = { .program = "/bin/true", .read_paths = grants,
+					 .stdio = { -1, -1, -1 } };
+		struct iso_world w;
+		struct stat st;
+		int fd, rc, failed = 0;
+
+		plan.limits[ISO_LIMIT_SCRATCH] = plan.limits[ISO_LIMIT_SHM] = 1 << 20;
+		snprintf(out, sizeof out, "%s/out", mkdtemp(dir) ? dir : "/nonexistent");
+		snprintf(leaf, sizeof leaf, "%s/grant", out);
+		rule.write = write;
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    chmod(dir, 0755) < 0 || mkdir(out, 0755) < 0 ||
+		    world_prepare(&w, &rule, why, sizeof why) < 0 ||
+		    world_lease(&w, 65534, why, sizeof why) < 0)
+			_exit(SETUP_FAILED);
+		for (size_t i = 0; i < COUNT(modes); i++) {
+			/* The grant on the host, over the directory the tree shows. */
+			if (chmod(out, modes[i]) < 0 || mount("tmpfs", out, "tmpfs", 0, "mode=0755") < 0 ||
+			    (fd = open(leaf, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) < 0 || close(fd) < 0)
+				_exit(SETUP_FAILED);
+			rc = enter_world(&w, &plan, 65534);
+			if (umount2(out, MNT_DETACH) < 0)
+				_exit(SETUP_FAILED);
+			if (modes[i] == 0755 && (rc == 0 || lstat(leaf, &st) == 0))
+				failed = 1;
+			if (modes[i] == 0777 && (rc != 0 || lstat(leaf, &st) < 0 || st.st_uid != 65534))
+				failed = 2;
+			(void)unlink(leaf);
+		}
+		(void)rmdir(out);
+		(void)rmdir(dir);
+		_exit(failed);
+	}
+	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
+}
+END_TEST
+
+
 /* Add a check that the filter refuses what fn tries, unless fn, run
  * without any filter, already ends with `refused` (feature.h). */
 static void add_refusal(TCase *tc, const TTest *t, int (*fn)(void),
@@ -1620,6 +1694,7 @@ static Suite *kernel_suite(void)
 
 	tc = tcase_create("world");
 	tcase_add_unless(tc, world_top_entries_are_the_hosts_whatever_the_cwd, feature_root());
+	tcase_add_unless(tc, world_grant_point_in_a_host_directory_is_made_as_the_guest, feature_root());
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rlimits");
