@@ -52,6 +52,9 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	socklen_t len = sizeof(peer);
 	int ng;
 
+	/* Until the kernel names the caller: who ran the helper, for the log
+	 * of a refusal. */
+	caller->uid = getuid();
 	/* Why not (no_new_privs, no setuid bit, a nosuid mount) the library
 	 * that started the helper tells its caller, without privilege. */
 	if (geteuid() != 0)

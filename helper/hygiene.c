@@ -10,13 +10,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "hygiene.h"
 #include "util.h"
@@ -150,4 +155,62 @@ int hygiene_start(char *why, size_t n)
 	if (chdir("/") < 0)
 		return iso_why_errno(why, n, "chdir /");
 	return 0;
+}
+
+/*
+ * The helper starts in its caller's cgroup. cgroup v2 lets whoever may
+ * write cgroup.procs (or cgroup.threads) of a cgroup move any process below
+ * it, whatever its uid, and freeze it through cgroup.freeze: a caller that
+ * owns a cgroup at or above the helper's (one systemd delegates, as to
+ * every service of a systemd --user) could freeze its root helper and the
+ * guests' reapers, and with them the guests' deadlines and their end when
+ * it goes. So each of those files, from the helper's cgroup up to the
+ * root, must be root's and writable by no one else. The hierarchy is
+ * looked at where systemd mounts it; cgroup v1 moves a process only for
+ * its owner, root here once the caller is known.
+ */
+int hygiene_cgroup(char *why, size_t n)
+{
+	static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.freeze" };
+	char line[PATH_MAX] = "", dir[2 * PATH_MAX], file[2 * PATH_MAX + 16];
+	const char *mount = NULL;
+	size_t top;
+	struct statfs fs;
+	struct stat st;
+	FILE *f;
+
+	for (size_t i = 0; i < COUNT(mounts); i++)
+		if (statfs(mounts[i], &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+			mount = mounts[i];
+	if (mount == NULL || (f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return mount == NULL ? 0 : iso_why_errno(why, n, "/proc/self/cgroup");
+	while (fgets(line, sizeof(line), f) != NULL && strncmp(line, "0::/", 4) != 0)
+		;
+	fclose(f);
+	if (strncmp(line, "0::/", 4) != 0)
+		return 0;
+	line[strcspn(line, "\n")] = '\0';
+	top = (size_t)snprintf(dir, sizeof(dir), "%s", mount);
+	snprintf(dir + top, sizeof(dir) - top, "%s", strcmp(line, "0::/") ? line + 3 : "");
+	for (;;) {
+		for (size_t i = 0; i < COUNT(files); i++) {
+			snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+			if (stat(file, &st) < 0) {
+				/* The root has no cgroup.freeze; every cgroup has
+				 * the other two. */
+				if (errno == ENOENT && i == COUNT(files) - 1)
+					continue;
+				return iso_why_errno(why, n, "%s", file);
+			}
+			if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+				return iso_why(why, n, EPERM, "%s: owned by uid %u, mode %04o, expected "
+					       "root's alone: it lets its owner freeze this helper and "
+					       "its guests' deadlines (connect through isospawn.socket)",
+					       file, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		}
+		if (strlen(dir) == top)
+			return 0;
+		*strrchr(dir, '/') = '\0';
+	}
 }

@@ -21,4 +21,9 @@
  */
 int hygiene_start(char *why, size_t n);
 
+/* Once the caller is known: refuse to serve in a cgroup that someone
+ * other than root could freeze the helper in (cgroup v2). Returns 0, or
+ * -EPERM naming the file, or -errno. */
+int hygiene_cgroup(char *why, size_t n);
+
 #endif /* ISO_HYGIENE_H */

@@ -63,10 +63,12 @@ static uint64_t now_us(void)
 }
 
 /* Send what the client takes now, oldest first; EPOLLOUT tells when it
- * takes more (`waiting`: it was asked for). */
+ * takes more (`waiting`: it was asked for). Meanwhile its requests wait:
+ * a caller that does not read its replies cannot make its helper, root's,
+ * queue more of them (a LIST's may be many). */
 static int flush_outq(struct iso_server *srv, int waiting)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = TAG_SOCK };
+	struct epoll_event ev = { .events = EPOLLOUT, .data.u32 = TAG_SOCK };
 
 	while (srv->outq) {
 		struct iso_outq *q = srv->outq;
@@ -374,8 +376,9 @@ static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
 /* Returns 1 to keep serving, 0 when the client is gone. */
 static int handle_socket(struct iso_server *srv)
 {
-	/* Bounded per wake-up, so guests' exits are not starved. */
-	for (int round = 0; round < 64; round++) {
+	/* Bounded per wake-up, so guests' exits are not starved; none while
+	 * replies wait for the client (flush_outq). */
+	for (int round = 0; round < 64 && !srv->outq; round++) {
 		int fds[REQUEST_FDS_MAX];
 		size_t nfds;
 		unsigned seen;
@@ -475,7 +478,10 @@ int server_run(struct iso_server *srv)
 			if (tag == TAG_SIG) {
 				serving = 0;
 			} else if (tag == TAG_SOCK) {
-				if ((evs[i].events & EPOLLOUT) && flush_outq(srv, 1) < 0)
+				/* Replies waiting for a client that went: their
+				 * send fails, and ends the connection. */
+				if ((evs[i].events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && srv->outq &&
+				    flush_outq(srv, 1) < 0)
 					serving = 0;
 				if (serving && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 					serving = handle_socket(srv);

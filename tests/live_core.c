@@ -450,6 +450,105 @@ START_TEST(live_helper_clears_pass_options_the_caller_set)
 }
 END_TEST
 
+/* Send `type` (LIST, RULE: no fields) on a raw connection: 1, or 0 when
+ * the helper has taken nothing more for 2 s. */
+static int send_bare(int sock, int type, uint32_t id)
+{
+	struct iso_wire_msg m = { .type = type, .id = id };
+	struct pollfd room = { .fd = sock, .events = POLLOUT };
+	uint8_t out[64];
+	long len;
+	ssize_t sent;
+
+	len = iso_wire_encode(&m, out, sizeof(out));
+	ck_assert_int_gt(len, 0);
+	while ((sent = send(sock, out, (size_t)len, MSG_DONTWAIT)) < 0 && errno == EAGAIN)
+		if (poll(&room, 1, 2000) == 0)
+			return 0;
+	ck_assert_msg(sent == len, "send: %s", strerror(errno));
+	return 1;
+}
+
+/* The resident memory of a process, in KiB. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], buf[4096];
+	const char *at;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	ck_assert_int_ge(read_text(path, buf, sizeof(buf)), 0);
+	at = status_field(buf, "\nVmRSS:\t");
+	ck_assert_ptr_nonnull(at);
+	return strtol(at, NULL, 10);
+}
+
+#define LONG_GUESTS 32
+#define UNREAD_LISTS 1900 /* x (LONG_GUESTS + 1) replies: 239 MiB queued before */
+#define HELPER_RSS_MAX_KIB (64 * 1024)
+
+/* Review: a caller that never reads its replies must not make its helper,
+ * root's, hold them without bound: each LIST is 12 bytes, its answer a
+ * GUEST record of up to 4 KiB (the program's path) for each of the
+ * caller's live guests. The helper reads no request while replies wait
+ * (it read on, and held 239 MiB after these 1,900 LISTs): the caller's
+ * sends stop instead. */
+START_TEST(live_replies_a_caller_does_not_read_stay_bounded)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	static char program[ISO_WIRE_PATH_MAX];
+	static uint8_t buf[ISO_WIRE_MAX], out[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	size_t len = (size_t)snprintf(program, sizeof(program), "%s/long", T_ROOT);
+	int sock, status;
+	uint32_t sent;
+	long rss;
+	pid_t helper;
+
+	/* As root: the probe at a path of nearly PATH_MAX bytes. */
+	ck_assert_int_eq(mkdir(program, 0755), 0);
+	while (len + 202 + sizeof("/probe") < sizeof(program)) {
+		program[len++] = '/';
+		memset(program + len, 'd', 200);
+		len += 200;
+		program[len] = '\0';
+		ck_assert_int_eq(mkdir(program, 0755), 0);
+	}
+	strcat(program, "/probe");
+	ck_assert_int_eq(symlink(T_PROBE, program), 0);
+	become(T_CALLER);
+	helper = start_helper_raw(argv, envp, 0, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_msg(m.type == ISO_MSG_HELLO && m.u.hello.err == 0, "no greeting");
+	for (uint32_t id = 1; id <= LONG_GUESTS; id++) {
+		long n;
+
+		memset(&m, 0, sizeof(m));
+		m.type = ISO_MSG_SPAWN;
+		m.id = id;
+		m.u.spawn.program = program;
+		m.u.spawn.argv[0] = program;
+		m.u.spawn.argv[1] = "sleep";
+		m.u.spawn.argv[2] = "60";
+		m.u.spawn.argc = 3;
+		n = iso_wire_encode(&m, out, sizeof(out));
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(send(sock, out, (size_t)n, 0), n);
+		read_msg(sock, &m, buf);
+		ck_assert_msg(m.type == ISO_MSG_SPAWNED, "type %d: %s", m.type,
+			      m.type == ISO_MSG_REFUSED ? m.u.refused.message : "");
+	}
+	for (sent = 0; sent < UNREAD_LISTS && send_bare(sock, ISO_MSG_LIST, 1000 + sent); sent++)
+		;
+	rss = rss_kib(helper);
+	close(sock);
+	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
+	ck_assert_msg(rss < HELPER_RSS_MAX_KIB, "the helper holds %ld KiB after %d LISTs of "
+		      "%d guests not read (at most %d KiB)", rss, UNREAD_LISTS, LONG_GUESTS,
+		      HELPER_RSS_MAX_KIB);
+}
+END_TEST
+
 START_TEST(live_helper_refuses_argc_zero)
 {
 	char *argv[] = { NULL };
@@ -878,6 +977,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_ignores_hostile_environment);
 	tcase_add_test(helper, live_helper_works_with_closed_stdio);
 	tcase_add_test(helper, live_helper_clears_pass_options_the_caller_set);
+	tcase_add_test(helper, live_replies_a_caller_does_not_read_stay_bounded);
 	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
 	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);

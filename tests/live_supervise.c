@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 
 #include "feature.h"
 #include "harness.h"
+#include "util.h"
 
 /* The rule for this file in tests/policy.conf.in. */
 #define S_CALLER 4000020u
@@ -1551,6 +1553,108 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)atoi(ppid);
 }
 
+/* A cgroup v2 directory of the test's, delegated to S_CALLER as systemd
+ * delegates one (user@.service, systemd-run --user): the directory and
+ * its cgroup.procs, cgroup.threads and cgroup.subtree_control are the
+ * caller's. */
+static char delegated[256];
+
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = -1;
+
+	if (fd >= 0) {
+		rc = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
+		close(fd);
+	}
+	return rc;
+}
+
+/* Where systemd mounts the cgroup v2 hierarchy, or 0 if it does not. */
+static int cgroup2_root(char *root, size_t n)
+{
+	static const char *const where[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < COUNT(where); i++) {
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", where[i]);
+		if (access(path, F_OK) != 0)
+			continue;
+		snprintf(root, n, "%s", where[i]);
+		return 1;
+	}
+	return 0;
+}
+
+/* Client: once the test has put it in the delegated cgroup, connect; say
+ * how that went, and, if a helper served it, move that helper (root's)
+ * into a cgroup of its own below the delegated one and freeze it. */
+static int client_tries_to_freeze_its_helper(int out, int in)
+{
+	char frozen[300], path[320], pid[16];
+	iso_conn *conn;
+	int rc;
+
+	client_wait_go(in);
+	if ((rc = iso_open(&conn)) < 0) {
+		dprintf(out, "refused %s: %s\n", iso_strerror(rc), iso_last_error());
+		return 0;
+	}
+	snprintf(frozen, sizeof(frozen), "%s/frozen", delegated);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", frozen);
+	snprintf(pid, sizeof(pid), "%d", (int)helper_of(getpid()));
+	rc = mkdir(frozen, 0755) == 0 && write_text(path, pid) == 0;
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", frozen);
+	dprintf(out, "served; %s\n", rc && write_text(path, "1") == 0 ? "froze it" : "could not freeze it");
+	iso_close(conn);
+	return 0;
+}
+
+/* Guarantees 7, 18 and 20: the caller can stop neither its helper nor the
+ * guests' reapers, whose timers are the guests' timeouts. A caller in a
+ * cgroup v2 subtree delegated to it (any service of its systemd --user)
+ * runs the setuid helper in that subtree, and cgroup v2 lets the owner of
+ * a subtree move any process within it, root's too, and freeze it (found
+ * by review: a frozen helper and reaper let a guest outlive its timeout
+ * and its client). The helper refuses such a caller, naming the file. */
+START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup)
+{
+	static const char *const owned[] = { "", "/cgroup.procs", "/cgroup.threads",
+					     "/cgroup.subtree_control" };
+	char root[128], path[PATH_MAX], line[512];
+	struct client c;
+
+	if (!cgroup2_root(root, sizeof(root))) {
+		check_skip("live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup",
+			   "no cgroup v2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified");
+		return;
+	}
+	snprintf(delegated, sizeof(delegated), "%s/isospawn-check-%d", root, (int)getpid());
+	ck_assert_int_eq(mkdir(delegated, 0755), 0);
+	for (size_t i = 0; i < COUNT(owned); i++) {
+		snprintf(path, sizeof(path), "%s%s", delegated, owned[i]);
+		ck_assert_int_eq(chown(path, S_CALLER, S_CALLER), 0);
+	}
+	client_start(&c, client_tries_to_freeze_its_helper);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", delegated);
+	snprintf(line, sizeof(line), "%d", (int)c.pid);
+	ck_assert_int_eq(write_text(path, line), 0);
+	client_go(&c);
+	client_read(&c, line, sizeof(line), 30000);
+	client_end(&c, 0);
+	snprintf(path, sizeof(path), "%s/frozen/cgroup.freeze", delegated);
+	(void)write_text(path, "0");
+	sleep_ms(200);
+	snprintf(path, sizeof(path), "%s/frozen", delegated);
+	(void)rmdir(path);
+	(void)rmdir(delegated);
+	snprintf(path, sizeof(path), "%s/cgroup.procs: owned by uid %u", delegated,
+		 (unsigned)S_CALLER);
+	ck_assert_msg(strncmp(line, "refused ", 8) == 0 && strstr(line, path) &&
+		      strstr(line, "isospawn.socket"), "client said: %s", line);
+}
+END_TEST
+
 START_TEST(live_channel_peer_credentials_name_the_guest)
 {
 	const char *argv[] = { T_PROBE, "echo", NULL };
@@ -1951,6 +2055,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
+	tcase_add_test(orphans, live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_add_test(many, live_guest_with_a_small_nofile_runs);
