@@ -492,6 +492,28 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 	return rc;
 }
 
+/* ---- SysV IPC ---------------------------------------------------- */
+
+/* SysV shared memory outlives the processes that attach it, and no rlimit
+ * counts it: in the guest's own IPC namespace, at most its shm, as its
+ * /dev/shm (the kernel's defaults are all but unbounded). */
+int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
+{
+	static const char *const knob[] = { "/proc/sys/kernel/shmmax", "/proc/sys/kernel/shmall" };
+	uint64_t bytes = plan->limits[ISO_LIMIT_SHM];
+	uint64_t value[] = { bytes, bytes / (uint64_t)sysconf(_SC_PAGESIZE) };
+	int fd, rc = 0;
+
+	for (size_t i = 0; rc == 0 && bytes != UINT64_MAX && i < COUNT(knob); i++) {
+		fd = open(knob[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || dprintf(fd, "%llu", (unsigned long long)value[i]) < 0)
+			rc = iso_why_errno(why, n, "%s", knob[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	return rc;
+}
+
 /* ---- Descriptors -------------------------------------------------- */
 
 int confine_apply_fds(const int src[4], char *why, size_t n)

@@ -84,4 +84,8 @@ int confine_apply_fds(const int src[4], char *why, size_t n);
  * 127.0.0.1; nothing for the host network. */
 int confine_apply_network(const struct iso_plan *plan, char *why, size_t n);
 
+/* In the reaper, still root, once its own /proc is mounted (world_enter):
+ * SysV shared memory of the guest's IPC namespace at most its shm limit. */
+int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n);
+
 #endif /* ISO_CONFINE_H */

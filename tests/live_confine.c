@@ -988,6 +988,47 @@ START_TEST(live_memory_bomb_stops_at_address_space_limit)
 }
 END_TEST
 
+/* Review: SysV shared memory outlives the processes that attach it, and no
+ * rlimit counts it; the guest's IPC namespace held as much as the kernel's
+ * defaults allow (512 MiB under an `as` of 128 MiB). Now its shm: with shm
+ * 1 MiB, 256 KiB segments are made, written and detached until the
+ * kernel refuses one: 1 MiB and no more. */
+START_TEST(live_sysv_shared_memory_stays_within_the_shm_limit)
+{
+	static const char script[] =
+		"import ctypes\n"
+		"c = ctypes.CDLL(None, use_errno=True)\n"
+		"c.shmat.restype = ctypes.c_void_p\n"
+		"held = 0\n"
+		"for i in range(16):\n"
+		"    id = c.shmget(0, 256 << 10, 0o1600)\n"
+		"    if id < 0: break\n"
+		"    a = c.shmat(id, None, 0)\n"
+		"    if a is None or a == ctypes.c_void_p(-1).value: break\n"
+		"    ctypes.memset(a, 1, 256 << 10)\n"
+		"    c.shmdt(ctypes.c_void_p(a)); held += 256 << 10\n"
+		"print('held', held)\n";
+	const char *argv[] = { "/usr/bin/python3", "-c", script, NULL };
+	struct limit_ask shm = { ISO_LIMIT_SHM, 1ull << 20 };
+	unsigned long long held = 0;
+	const char *at;
+	struct run r;
+
+	if (access(argv[0], X_OK) != 0) {
+		check_skip("live_sysv_shared_memory_stays_within_the_shm_limit",
+			   "%s is not installed (scripts/deps installs it)", argv[0]);
+		return;
+	}
+	become(T_CALLER);
+	run_once(argv, ask_limit, &shm, &r);
+	assert_allowed(&r, "SysV shared memory");
+	at = strstr(r.out, "held ");
+	ck_assert_msg(at && sscanf(at, "held %llu", &held) == 1, "%s", r.out);
+	ck_assert_msg(held >= 256 << 10 && held <= 1 << 20, "the guest held %llu bytes of "
+		      "SysV shared memory under shm=1MiB", held);
+}
+END_TEST
+
 START_TEST(live_cpu_loop_is_stopped_by_cpu_limit)
 {
 	const char *argv[] = { T_PROBE, "cpuloop", NULL };
@@ -1214,6 +1255,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
 	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);
 	tcase_add_test(res, live_memory_bomb_stops_at_address_space_limit);
+	tcase_add_test(res, live_sysv_shared_memory_stays_within_the_shm_limit);
 	tcase_add_test(res, live_cpu_loop_is_stopped_by_cpu_limit);
 	tcase_add_test(res, live_timeout_kills_guest_and_its_descendants);
 	tcase_add_test(res, live_limit_or_timeout_above_ceiling_is_refused_by_name);
