@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,6 +37,7 @@ static char sock_run[64], sock_tmp[64];
 #define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
 #define PRIVATE GRANTS "/private" /* root's, 0700: T_PRIVATE's read, with f */
 #define T_PRIVATE 4000075u	  /* its caller (tests/policy.conf.in) */
+#define MASKED GRANTS "/masked"	  /* holds secret, which a mount hides */
 
 static int sockets[2] = { -1, -1 };
 
@@ -498,6 +501,71 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+static void grant_grants(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, GRANTS), 0);
+}
+
+/* A read grant shows what its uid may reach on the host and no more: a
+ * file under a directory the caller's mount namespace has mounted over
+ * (an empty tmpfs here; systemd's TemporaryFileSystem=, ProtectHome=,
+ * InaccessiblePaths= alike) is absent on the host, so it is absent for
+ * the guest too, not revealed by a bind that leaves the mount behind. */
+START_TEST(live_grant_does_not_reveal_what_a_mount_hides)
+{
+	const char *argv[] = { "/bin/cat", MASKED "/secret", NULL };
+	struct stat st;
+	struct run r;
+
+	/* As root, in a mount namespace of this test's own (which the
+	 * setuid helper it starts inherits). */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount("tmpfs", MASKED, "tmpfs", 0, "mode=0755,size=16k"), 0);
+	become(T_CALLER);
+	ck_assert_int_eq(stat(MASKED "/secret", &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	run(argv, grant_grants, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(strstr(r.out, "masked-secret") == NULL,
+		      "the guest read what the mount hides: %s", r.out);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == 1,
+		      "outcome %d code %d: %s%s", r.outcome, r.code, r.out, r.err);
+}
+END_TEST
+
+static void grant_grants_for_writing(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_write_path(spec, GRANTS), 0);
+}
+
+/* Nor does a write grant write where the caller's mount namespace has
+ * made a directory below it read-only (systemd's ReadOnlyPaths= alike):
+ * the guest's writes there fail as the caller's do. */
+START_TEST(live_write_grant_keeps_a_read_only_mount_below_it)
+{
+	const char *const *argv = sh("echo x > " GRANT_DIR "/ro-bypass");
+	struct stat st;
+	struct run r;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount(GRANT_DIR, GRANT_DIR, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount(NULL, GRANT_DIR, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL), 0);
+	become(T_CALLER);
+	ck_assert_int_eq(open(GRANT_DIR "/ro-bypass", O_WRONLY | O_CREAT | O_CLOEXEC, 0644), -1);
+	ck_assert_int_eq(errno, EROFS);
+	run(argv, grant_grants_for_writing, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(lstat(GRANT_DIR "/ro-bypass", &st) < 0,
+		      "the guest wrote below a read-only mount (uid %u)", (unsigned)st.st_uid);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code != 0,
+		      "outcome %d code %d: %s%s", r.outcome, r.code, r.out, r.err);
+}
+END_TEST
+
 static int bind_socket(const char *path)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
@@ -531,6 +599,12 @@ static void make_targets(void)
 	(void)mkdir(COVER "/a", 0755);
 	(void)mkdir(COVER "/b", 0755);
 	(void)mkdir(PRIVATE, 0700);
+	(void)mkdir(MASKED, 0755);
+	fd = open(MASKED "/secret", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "masked-secret\n", 14) != 14 || close(fd) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", MASKED, strerror(errno));
+		exit(99);
+	}
 	fd = open(COVER "/a/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, "rule-granted\n", 13) != 13 || close(fd) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", COVER, strerror(errno));
@@ -555,6 +629,7 @@ static void remove_targets(void)
 	unlink(sock_run);
 	unlink(sock_tmp);
 	unlink(GRANT_DIR "/out");
+	unlink(GRANT_DIR "/ro-bypass");
 	unlink(GRANT_LINK);
 	unlink(GRANT_FILE);
 	rmdir(GRANT_DIR);
@@ -564,6 +639,8 @@ static void remove_targets(void)
 	rmdir(COVER);
 	unlink(PRIVATE "/f");
 	rmdir(PRIVATE);
+	unlink(MASKED "/secret");
+	rmdir(MASKED);
 	rmdir(GRANTS);
 }
 
@@ -609,6 +686,8 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_symlinked_grant_is_refused, no);
 	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
 	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
+	tcase_add_unless(reach, live_grant_does_not_reveal_what_a_mount_hides, no);
+	tcase_add_unless(reach, live_write_grant_keeps_a_read_only_mount_below_it, no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;
