@@ -37,6 +37,9 @@ static char sock_run[64], sock_tmp[64];
 #define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
 #define PRIVATE GRANTS "/private" /* root's, 0700: T_PRIVATE's read, with f */
 #define T_PRIVATE 4000075u	  /* its caller (tests/policy.conf.in) */
+#define SVC GRANTS "/svc"	  /* T_SVC's own, its may-write */
+#define VENV SVC "/venv"	  /* T_SVC's rule's read path */
+#define T_SVC 4000077u		  /* its caller (tests/policy.conf.in) */
 #define MASKED GRANTS "/masked"	  /* holds secret, which a mount hides */
 
 static int sockets[2] = { -1, -1 };
@@ -566,6 +569,27 @@ START_TEST(live_write_grant_keeps_a_read_only_mount_below_it)
 }
 END_TEST
 
+/* A rule's read path is followed as root once per connection: where it
+ * lies in a directory its caller (or a guest, through a write grant) may
+ * change, a symbolic link put there must not bind into the tree what the
+ * caller's uid cannot reach (a directory below root's 0700 one here; a
+ * link into /proc/PID/cwd of another user's process alike). */
+START_TEST(live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller)
+{
+	const char *argv[] = { "/bin/cat", VENV "/f", NULL };
+	struct run r;
+
+	become(T_SVC);
+	ck_assert_int_eq(open(PRIVATE "/open/f", O_RDONLY | O_CLOEXEC), -1);
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_int_eq(rmdir(VENV), 0);
+	ck_assert_int_eq(symlink(PRIVATE "/open", VENV), 0);
+	run(argv, NULL, NULL, &r);
+	ck_assert_msg(strstr(r.out, "behind-0700") == NULL,
+		      "the guest read what its caller cannot reach: %s", r.out);
+}
+END_TEST
+
 static int bind_socket(const char *path)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
@@ -600,6 +624,18 @@ static void make_targets(void)
 	(void)mkdir(COVER "/b", 0755);
 	(void)mkdir(PRIVATE, 0700);
 	(void)mkdir(MASKED, 0755);
+	(void)unlink(VENV);
+	(void)rmdir(VENV);
+	if (mkdir(SVC, 0755) < 0 || chown(SVC, T_SVC, T_SVC) < 0 || mkdir(VENV, 0755) < 0 ||
+	    chown(VENV, T_SVC, T_SVC) < 0 || mkdir(PRIVATE "/open", 0755) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", SVC, strerror(errno));
+		exit(99);
+	}
+	fd = open(PRIVATE "/open/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "behind-0700\n", 12) != 12 || close(fd) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", PRIVATE, strerror(errno));
+		exit(99);
+	}
 	fd = open(MASKED "/secret", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, "masked-secret\n", 14) != 14 || close(fd) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", MASKED, strerror(errno));
@@ -638,7 +674,12 @@ static void remove_targets(void)
 	rmdir(COVER "/b");
 	rmdir(COVER);
 	unlink(PRIVATE "/f");
+	unlink(PRIVATE "/open/f");
+	rmdir(PRIVATE "/open");
 	rmdir(PRIVATE);
+	unlink(VENV);
+	rmdir(VENV);
+	rmdir(SVC);
 	unlink(MASKED "/secret");
 	rmdir(MASKED);
 	rmdir(GRANTS);
@@ -688,6 +729,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
 	tcase_add_unless(reach, live_grant_does_not_reveal_what_a_mount_hides, no);
 	tcase_add_unless(reach, live_write_grant_keeps_a_read_only_mount_below_it, no);
+	tcase_add_unless(reach, live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller, no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;
