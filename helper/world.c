@@ -24,7 +24,9 @@
  *    guest).
  *  - What a request names is opened with the guest's fsuid and fsgid and no
  *    supplementary groups, without following symbolic links: root never
- *    binds in what the guest could not reach on the host.
+ *    binds in what the guest could not reach on the host. It is bound with
+ *    its submounts, so what a mount hides on the host stays hidden (but
+ *    for unbindable ones, which the kernel leaves out).
  *  - The template's root is read-only and never changed per guest: a guest
  *    that needs a new mount point below it gets its own tmpfs there.
  */
@@ -457,8 +459,12 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 				rc = iso_why_errno(why, n, "%s", *p);
 				break;
 			}
-			/* CAP_SYS_ADMIN is not among what fsuid drops. */
-			trees[t] = clone_tree(fd, "", AT_EMPTY_PATH, l ? RW : RO, why, n);
+			/* CAP_SYS_ADMIN is not among what fsuid drops. With
+			 * its submounts, to which the attributes apply too:
+			 * without them the copy would show what they hide on
+			 * the host, and be writable where one is read-only. */
+			trees[t] = clone_tree(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, l ? RW : RO,
+					      why, n);
 			close(fd);
 			rc = trees[t] < 0 ? trees[t] : 0;
 			t++;
