@@ -23,10 +23,11 @@
  *    rule paths there) or a write grant (a grant's point is made as the
  *    guest).
  *  - What a request names is opened with the guest's fsuid and fsgid and no
- *    supplementary groups, without following symbolic links: root never
- *    binds in what the guest could not reach on the host. It is bound with
- *    its submounts, so what a mount hides on the host stays hidden (but
- *    for unbindable ones, which the kernel leaves out).
+ *    supplementary groups, without following symbolic links, and a rule's
+ *    paths with those of the rule's first pool uid, through no /proc magic
+ *    link: root never binds in what a guest could not reach on the host.
+ *    Either is bound with its submounts, so what a mount hides on the host
+ *    stays hidden (but for unbindable ones, which the kernel leaves out).
  *  - The template's root is read-only and never changed per guest: a guest
  *    that needs a new mount point below it gets its own tmpfs there.
  */
@@ -193,30 +194,57 @@ static const char *tmpfs_opts(char *buf, size_t len, const char *owner,
 	return buf;
 }
 
-/* A detached copy of what `fd` (or `path`, following links: the
- * administrator's) names, with mount attributes `attr`. */
-static int clone_tree(int fd, const char *path, unsigned flags, uint64_t attr,
-		      char *why, size_t n)
+/* File-system uid and gid `id` (0: root's again), which with no
+ * supplementary groups (caller_identify() dropped them) decide what an
+ * open reaches; 0, or -EPERM: setfs*id report no error, so read them back
+ * (-1 changes nothing). */
+static int fs_ids(uid_t id, char *why, size_t n)
 {
-	struct mount_attr a = { .attr_set = attr };
-	int tree = open_tree(fd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags);
-
-	if (tree < 0)
-		return iso_why_errno(why, n, "open_tree %s", path[0] ? path : "(a grant)");
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | (flags & AT_RECURSIVE), &a,
-			  sizeof a) < 0) {
-		close(tree);
-		return iso_why_errno(why, n, "mount_setattr (Linux 5.12)");
-	}
-	return tree;
+	setfsgid(id);
+	setfsuid(id);
+	if (setfsuid((uid_t)-1) != (int)id || setfsgid((gid_t)-1) != (int)id)
+		return iso_why(why, n, EPERM, "setfsuid(%u) did not take", (unsigned)id);
+	return 0;
 }
 
-/* `path` of the host (following links), at the same place in the tree. */
-static int bind_host(int root, const char *path, uint64_t attr, char *why,
-		     size_t n)
+/* A detached copy of `path` below dir, opened with the fsuid and fsgid and
+ * resolved under `resolve` (RESOLVE_*), with mount attributes `attr`. With
+ * its submounts, to which attr applies too: without them the copy would
+ * show what they hide on the host, and be writable where one is read-only. */
+static int clone_tree(int dir, const char *path, uint64_t resolve, uint64_t attr,
+		      char *why, size_t n)
 {
-	int tree = clone_tree(AT_FDCWD, path, AT_RECURSIVE, attr, why, n);
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+	struct mount_attr a = { .attr_set = attr };
+	int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof how), tree, rc = 0;
 
+	if (fd < 0)
+		return iso_why_errno(why, n, "%s", path);
+	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		rc = iso_why_errno(why, n, "open_tree %s", path);
+	else if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+		rc = iso_why_errno(why, n, "mount_setattr (Linux 5.12)");
+	close(fd);
+	if (rc < 0 && tree >= 0)
+		close(tree);
+	return rc < 0 ? rc : tree;
+}
+
+/* `path` of the host at the same place in the tree, opened with the ids
+ * `as`: root's (0) for a system path; for a rule's, a guest's, so that a
+ * symbolic link swapped in by whoever may write above it (the caller, in
+ * its home or a may-write path) leads nowhere a guest could not go. No
+ * /proc magic link is followed: CAP_SYS_PTRACE, which setfsuid keeps,
+ * would lead through another user's /proc/PID/cwd. */
+static int bind_host(int root, const char *path, uid_t as, uint64_t attr,
+		     char *why, size_t n)
+{
+	int tree = fs_ids(as, why, n);
+
+	if (tree == 0)
+		tree = clone_tree(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS, attr, why, n);
+	(void)fs_ids(0, NULL, 0);
 	return tree < 0 ? tree : attach(tree, root, path, why, n);
 }
 
@@ -233,7 +261,7 @@ static int bind_system(int root, const char *path, char *why, size_t n)
 	}
 	if (errno == ENOENT)
 		return 0;
-	return bind_host(root, path, RO, why, n);
+	return bind_host(root, path, 0, RO, why, n);
 }
 
 /* The minimal /dev: nodes the guest may use, links into its /proc. */
@@ -290,10 +318,12 @@ static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
 		rc = bind_system(root, *p, why, n);
 	if (rc == 0)
 		rc = make_dev(root, why, n);
+	/* As a guest of the rule: its first pool uid, never an account, is
+	 * as good as any (this child's fsuid is its own). */
 	for (char **p = r->read; rc == 0 && p && *p; p++)
-		rc = bind_host(root, *p, RO, why, n);
+		rc = bind_host(root, *p, r->pool_first, RO, why, n);
 	for (char **p = r->write; rc == 0 && p && *p; p++)
-		rc = bind_host(root, *p, RW, why, n);
+		rc = bind_host(root, *p, r->pool_first, RW, why, n);
 	/* Where a guest's own mounts and its grants will go. Below a
 	 * read-only bind only what the host has: make_point() can create
 	 * nothing there (it ends in ENOENT, never EROFS). */
@@ -435,16 +465,11 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
-	int rc = 0, fd, t = 0;
+	int rc = 0, t = 0;
 
-	setfsgid(uid);
-	setfsuid(uid);
-	/* setfs*id report no error: read them back (-1 changes nothing). */
-	if (setfsuid((uid_t)-1) != (int)uid || setfsgid((gid_t)-1) != (int)uid)
-		return iso_why(why, n, EPERM, "setfsuid(%u) did not take", (unsigned)uid);
+	if ((rc = fs_ids(uid, why, n)) < 0)
+		return rc;
 	*prog = (int)syscall(SYS_openat2, AT_FDCWD, plan->program, &how, sizeof how);
-	/* The grants: no link at all (so no magic link either). */
-	how.resolve = RESOLVE_NO_SYMLINKS;
 	if (*prog < 0) {
 		rc = iso_why_errno(why, n, "open program");
 	} else if (fstat(*prog, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -454,23 +479,13 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 	}
 	for (int l = 0; l < 2; l++)
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++) {
-			fd = (int)syscall(SYS_openat2, AT_FDCWD, *p, &how, sizeof how);
-			if (fd < 0) {
-				rc = iso_why_errno(why, n, "%s", *p);
-				break;
-			}
-			/* CAP_SYS_ADMIN is not among what fsuid drops. With
-			 * its submounts, to which the attributes apply too:
-			 * without them the copy would show what they hide on
-			 * the host, and be writable where one is read-only. */
-			trees[t] = clone_tree(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, l ? RW : RO,
-					      why, n);
-			close(fd);
+			/* No link at all (so no magic link either).
+			 * CAP_SYS_ADMIN is not among what fsuid drops. */
+			trees[t] = clone_tree(AT_FDCWD, *p, RESOLVE_NO_SYMLINKS, l ? RW : RO, why, n);
 			rc = trees[t] < 0 ? trees[t] : 0;
 			t++;
 		}
-	setfsuid(0);
-	setfsgid(0);
+	(void)fs_ids(0, NULL, 0);
 	return rc;
 }
 
@@ -549,13 +564,11 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 	 * shows a host directory (a rule's write path, a write grant: another
 	 * guest may have removed the grant since it was opened) root makes
 	 * nothing the guest could not. */
-	setfsgid(uid);
-	setfsuid(uid);
+	(void)fs_ids(uid, NULL, 0);
 	for (int l = 0; rc == 0 && l < 2; l++)
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
 			rc = attach(trees[t++], root, *p, why, n);
-	setfsuid(0);
-	setfsgid(0);
+	(void)fs_ids(0, NULL, 0);
 	close(root);
 	umask(mask);
 	if (rc == 0 && chdir("/tmp") < 0)

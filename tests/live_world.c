@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -37,6 +38,9 @@ static char sock_run[64], sock_tmp[64];
 #define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
 #define PRIVATE GRANTS "/private" /* root's, 0700: T_PRIVATE's read, with f */
 #define T_PRIVATE 4000075u	  /* its caller (tests/policy.conf.in) */
+#define FIRST GRANTS "/first"	  /* its pool's first uid's, 0700: T_FIRST's read */
+#define T_FIRST 4000078u	  /* its caller (tests/policy.conf.in) */
+#define FIRST_UID T_POOL(1900101979u) /* T_FIRST's rule's first pool uid, of two */
 #define SVC GRANTS "/svc"	  /* T_SVC's own, its may-write */
 #define VENV SVC "/venv"	  /* T_SVC's rule's read path */
 #define T_SVC 4000077u		  /* its caller (tests/policy.conf.in) */
@@ -484,21 +488,70 @@ START_TEST(live_request_grant_never_hides_the_rules_own)
 }
 END_TEST
 
-/* A rule path the guest's uid cannot reach in its own tree (f, below the
- * rule's own 0700 directory): the guest does not start, and the reason
- * names the path, rather than run with a rule that grants nothing. */
+/* A rule path the guest's uid cannot reach (f, below the rule's own 0700
+ * directory, root's): the template opens rule paths as a guest of the
+ * rule, so no guest starts: the connection is refused, naming the path,
+ * rather than run guests with a rule that grants nothing. */
 START_TEST(live_rule_path_the_guest_cannot_reach_fails_the_start)
 {
-	const char *cat[] = { "/bin/cat", PRIVATE "/f", NULL };
-	const char *why = "landlock: " PRIVATE "/f: Permission denied";
-	struct run r;
+	iso_conn *c = NULL;
 
 	become(T_PRIVATE);
-	run(cat, NULL, NULL, &r);
+	ck_assert_int_eq(iso_open(&c), -EACCES);
+	ck_assert_ptr_null(c);
+	ck_assert_str_eq(iso_last_error(), PRIVATE "/f: Permission denied");
+}
+END_TEST
+
+static iso_guest *start_sleeper(iso_conn *c)
+{
+	const char *argv[] = { "/bin/sleep", "60", NULL };
+	iso_spec *spec;
+	iso_guest *g = NULL;
+
+	ck_assert_int_eq(iso_spec_new(&spec), 0);
+	ck_assert_int_eq(iso_spec_set_program(spec, argv[0]), 0);
+	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
+	ck_assert_msg(iso_spawn(c, spec, &g) == 0, "spawn: %s", iso_last_error());
+	iso_spec_free(spec);
+	return g;
+}
+
+static void stop(iso_guest *g)
+{
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	ck_assert_int_eq(iso_wait(g, -1), 0);
+	iso_guest_free(g);
+}
+
+/* The template reaches a rule's paths as the first uid of the rule's pool;
+ * a path another of its uids cannot reach in its tree (f, below the first
+ * uid's 0700 directory) fails that guest's start, the reason naming it,
+ * rather than run it with a rule that grants it nothing. A sleeping guest
+ * holds the first uid, so the guest that reads gets the other. */
+START_TEST(live_rule_path_another_pool_uid_cannot_reach_fails_its_start)
+{
+	const char *cat[] = { "/bin/cat", FIRST "/f", NULL };
+	iso_guest *held[2];
+	iso_conn *c;
+	struct run r;
+	int k = 0;
+
+	become(T_FIRST);
+	c = open_conn();
+	do
+		held[k] = start_sleeper(c);
+	while (iso_guest_uid(held[k++]) != FIRST_UID && k < 2);
+	ck_assert_uint_eq(iso_guest_uid(held[k - 1]), FIRST_UID);
+	if (k == 2)
+		stop(held[0]);
+	run_guest(c, cat, NULL, NULL, NULL, &r);
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EACCES,
 		      "outcome %d code %d: %s %s", r.outcome, r.code, r.out, r.err);
-	ck_assert_str_eq(r.reason, why);
+	ck_assert_str_eq(r.reason, "landlock: " FIRST "/f: Permission denied");
+	stop(held[k - 1]);
+	iso_close(c);
 }
 END_TEST
 
@@ -577,6 +630,7 @@ END_TEST
 START_TEST(live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller)
 {
 	const char *argv[] = { "/bin/cat", VENV "/f", NULL };
+	iso_conn *c = NULL;
 	struct run r;
 
 	become(T_SVC);
@@ -584,9 +638,14 @@ START_TEST(live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller)
 	ck_assert_int_eq(errno, EACCES);
 	ck_assert_int_eq(rmdir(VENV), 0);
 	ck_assert_int_eq(symlink(PRIVATE "/open", VENV), 0);
-	run(argv, NULL, NULL, &r);
-	ck_assert_msg(strstr(r.out, "behind-0700") == NULL,
-		      "the guest read what its caller cannot reach: %s", r.out);
+	/* Followed as a guest of the rule, the link leads nowhere: no guest
+	 * starts, and the reason names the rule's path. */
+	if (iso_open(&c) == 0) {
+		run_guest(c, argv, NULL, NULL, NULL, &r);
+		iso_close(c);
+		ck_abort_msg("the connection was not refused; the guest read: %s", r.out);
+	}
+	ck_assert_str_eq(iso_last_error(), VENV ": Permission denied");
 }
 END_TEST
 
@@ -624,6 +683,15 @@ static void make_targets(void)
 	(void)mkdir(COVER "/b", 0755);
 	(void)mkdir(PRIVATE, 0700);
 	(void)mkdir(MASKED, 0755);
+	if ((mkdir(FIRST, 0700) < 0 && errno != EEXIST) || chown(FIRST, FIRST_UID, FIRST_UID) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", FIRST, strerror(errno));
+		exit(99);
+	}
+	fd = open(FIRST "/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "first-only\n", 11) != 11 || close(fd) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", FIRST, strerror(errno));
+		exit(99);
+	}
 	(void)unlink(VENV);
 	(void)rmdir(VENV);
 	if (mkdir(SVC, 0755) < 0 || chown(SVC, T_SVC, T_SVC) < 0 || mkdir(VENV, 0755) < 0 ||
@@ -677,6 +745,8 @@ static void remove_targets(void)
 	unlink(PRIVATE "/open/f");
 	rmdir(PRIVATE "/open");
 	rmdir(PRIVATE);
+	unlink(FIRST "/f");
+	rmdir(FIRST);
 	unlink(VENV);
 	rmdir(VENV);
 	rmdir(SVC);
@@ -727,6 +797,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_symlinked_grant_is_refused, no);
 	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
 	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
+	tcase_add_unless(reach, live_rule_path_another_pool_uid_cannot_reach_fails_its_start, no);
 	tcase_add_unless(reach, live_grant_does_not_reveal_what_a_mount_hides, no);
 	tcase_add_unless(reach, live_write_grant_keeps_a_read_only_mount_below_it, no);
 	tcase_add_unless(reach, live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller, no);
