@@ -354,26 +354,36 @@ static void send_kill(int sock, uint32_t id)
 	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
 }
 
-/* SPAWN of `probe exit 0` with the guest's stdio attached (three fds). */
-static void send_spawn_with_stdio(int sock, uint32_t id)
+/* SPAWN `id` of `program how arg` (the probe's words) into out; its
+ * length. */
+static long encode_probe_spawn(uint8_t out[ISO_WIRE_MAX], uint32_t id, const char *program,
+			       const char *how, const char *arg, uint32_t stdio_mask)
 {
-	static uint8_t out[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int fds[3] = { null, null, null };
 	long len;
 
 	memset(&m, 0, sizeof(m));
 	m.type = ISO_MSG_SPAWN;
 	m.id = id;
-	m.u.spawn.program = T_PROBE;
-	m.u.spawn.argv[0] = T_PROBE;
-	m.u.spawn.argv[1] = "exit";
-	m.u.spawn.argv[2] = "0";
+	m.u.spawn.program = program;
+	m.u.spawn.argv[0] = program;
+	m.u.spawn.argv[1] = how;
+	m.u.spawn.argv[2] = arg;
 	m.u.spawn.argc = 3;
-	m.u.spawn.stdio_mask = 7;
-	len = iso_wire_encode(&m, out, sizeof(out));
+	m.u.spawn.stdio_mask = stdio_mask;
+	len = iso_wire_encode(&m, out, ISO_WIRE_MAX);
 	ck_assert_int_gt(len, 0);
+	return len;
+}
+
+/* SPAWN of `probe exit 0` with the guest's stdio attached (three fds). */
+static void send_spawn_with_stdio(int sock, uint32_t id)
+{
+	static uint8_t out[ISO_WIRE_MAX];
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int fds[3] = { null, null, null };
+	long len = encode_probe_spawn(out, id, T_PROBE, "exit", "0", 7);
+
 	ck_assert_int_eq(iso_send_fds(sock, out, (size_t)len, 0, fds, 3), len);
 	close(null);
 }
@@ -521,18 +531,8 @@ START_TEST(live_replies_a_caller_does_not_read_stay_bounded)
 	read_msg(sock, &m, buf);
 	ck_assert_msg(m.type == ISO_MSG_HELLO && m.u.hello.err == 0, "no greeting");
 	for (uint32_t id = 1; id <= LONG_GUESTS; id++) {
-		long n;
+		long n = encode_probe_spawn(out, id, program, "sleep", "60", 0);
 
-		memset(&m, 0, sizeof(m));
-		m.type = ISO_MSG_SPAWN;
-		m.id = id;
-		m.u.spawn.program = program;
-		m.u.spawn.argv[0] = program;
-		m.u.spawn.argv[1] = "sleep";
-		m.u.spawn.argv[2] = "60";
-		m.u.spawn.argc = 3;
-		n = iso_wire_encode(&m, out, sizeof(out));
-		ck_assert_int_gt(n, 0);
 		ck_assert_int_eq(send(sock, out, (size_t)n, 0), n);
 		read_msg(sock, &m, buf);
 		ck_assert_msg(m.type == ISO_MSG_SPAWNED, "type %d: %s", m.type,

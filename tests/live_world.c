@@ -666,10 +666,19 @@ static int bind_socket(const char *path)
 
 /* As root, before the tests drop: sockets anyone may connect to, and the
  * grants' targets. */
+/* `text` as the file `path`, 0644, made by the test as root; or exit. */
+static void make_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0) {
+		fprintf(stderr, "live_world: %s: %s\n", path, strerror(errno));
+		exit(99);
+	}
+}
+
 static void make_targets(void)
 {
-	int fd;
-
 	snprintf(sock_run, sizeof(sock_run), "/run/isospawn-live-world-%d.sock", (int)getpid());
 	snprintf(sock_tmp, sizeof(sock_tmp), "/tmp/isospawn-live-world-%d.sock", (int)getpid());
 	sockets[0] = bind_socket(sock_run);
@@ -687,11 +696,7 @@ static void make_targets(void)
 		fprintf(stderr, "live_world: %s: %s\n", FIRST, strerror(errno));
 		exit(99);
 	}
-	fd = open(FIRST "/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "first-only\n", 11) != 11 || close(fd) < 0) {
-		fprintf(stderr, "live_world: %s: %s\n", FIRST, strerror(errno));
-		exit(99);
-	}
+	make_file(FIRST "/f", "first-only\n");
 	(void)unlink(VENV);
 	(void)rmdir(VENV);
 	if (mkdir(SVC, 0755) < 0 || chown(SVC, T_SVC, T_SVC) < 0 || mkdir(VENV, 0755) < 0 ||
@@ -699,30 +704,16 @@ static void make_targets(void)
 		fprintf(stderr, "live_world: %s: %s\n", SVC, strerror(errno));
 		exit(99);
 	}
-	fd = open(PRIVATE "/open/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "behind-0700\n", 12) != 12 || close(fd) < 0) {
+	make_file(PRIVATE "/open/f", "behind-0700\n");
+	make_file(MASKED "/secret", "masked-secret\n");
+	make_file(COVER "/a/f", "rule-granted\n");
+	make_file(PRIVATE "/f", "private\n");
+	if (chmod(PRIVATE, 0700) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", PRIVATE, strerror(errno));
 		exit(99);
 	}
-	fd = open(MASKED "/secret", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "masked-secret\n", 14) != 14 || close(fd) < 0) {
-		fprintf(stderr, "live_world: %s: %s\n", MASKED, strerror(errno));
-		exit(99);
-	}
-	fd = open(COVER "/a/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "rule-granted\n", 13) != 13 || close(fd) < 0) {
-		fprintf(stderr, "live_world: %s: %s\n", COVER, strerror(errno));
-		exit(99);
-	}
-	fd = open(PRIVATE "/f", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "private\n", 8) != 8 || close(fd) < 0 ||
-	    chmod(PRIVATE, 0700) < 0) {
-		fprintf(stderr, "live_world: %s: %s\n", PRIVATE, strerror(errno));
-		exit(99);
-	}
-	fd = open(GRANT_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, "granted\n", 8) != 8 || close(fd) < 0 ||
-	    chmod(GRANT_DIR, 0777) < 0 || symlink(GRANT_DIR, GRANT_LINK) < 0) {
+	make_file(GRANT_FILE, "granted\n");
+	if (chmod(GRANT_DIR, 0777) < 0 || symlink(GRANT_DIR, GRANT_LINK) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", GRANTS, strerror(errno));
 		exit(99);
 	}
