@@ -5,9 +5,9 @@
  *
  *   make fuzz/seeds && fuzz/seeds $(srcdir)/fuzz/corpus
  *
- * writes DIR/wire, DIR/policy and DIR/env (the committed seeds came from
- * here). Wire seeds are built field by field, not with the encoder, so that
- * they can break the encoder's own rules.
+ * writes DIR/wire, DIR/request, DIR/policy and DIR/env (the committed
+ * seeds came from here). Wire and request seeds are built field by field,
+ * not with the encoder, so that they can break the encoder's own rules.
  */
 #include "config.h"
 
@@ -132,13 +132,18 @@ static void limit(uint32_t which, uint64_t v)
 	field(ISO_F_LIMIT, b, 12);
 }
 
-static void finish(const char *name)
+static void finish_in(const char *dir, const char *name)
 {
 	uint32_t body = (uint32_t)(used - ISO_WIRE_HEADER_SIZE);
 
 	for (int i = 0; i < 4; i++)
 		msg[8 + i] = (uint8_t)(body >> (8 * i));
-	save("wire", name, msg, used);
+	save(dir, name, msg, used);
+}
+
+static void finish(const char *name)
+{
+	finish_in("wire", name);
 }
 
 /* SPAWN of /bin/true with n fields of one kind (and argv[0]). */
@@ -282,6 +287,70 @@ static void wire_seeds(void)
 		snprintf(name, sizeof(name), "datagram-%d", ISO_WIRE_MAX + over);
 		spawn_of_size(name, ISO_WIRE_MAX + over);
 	}
+}
+
+/* ---- request ---------------------------------------------------------- */
+
+/* SPAWNs for fuzz_request's fixed policy, whose rule is the header's id
+ * modulo 3: one each rule accepts, and each one step past what it allows,
+ * so that a campaign starts where the decisions are. */
+enum { RESTRICTED = 3, PERMISSIVE = 4, GROUP = 5 };
+
+static void restricted_spawn(uint32_t network)
+{
+	header(ISO_MSG_SPAWN, RESTRICTED);
+	str(ISO_F_PROGRAM, "/bin/true");
+	str(ISO_F_ARG, "true");
+	str(ISO_F_FORWARD, "LANG=C.UTF-8");
+	str(ISO_F_OVERRIDE, "TZ=UTC");
+	limit(ISO_LIMIT_CPU, 10);
+	u64(ISO_F_TIMEOUT_MS, 60000);
+	u32(ISO_F_NETWORK, network);
+	str(ISO_F_READ_PATH, "/srv/data/set");
+	str(ISO_F_WRITE_PATH, "/srv/out");
+}
+
+static void request_seeds(void)
+{
+	restricted_spawn(ISO_NETWORK_NONE);
+	finish_in("request", "restricted-accepted");
+	restricted_spawn(ISO_NETWORK_HOST);
+	finish_in("request", "restricted-network-host");
+	restricted_spawn(ISO_NETWORK_DEFAULT);
+	limit(ISO_LIMIT_AS, (1ull << 30) + 1);
+	finish_in("request", "restricted-over-a-ceiling");
+	restricted_spawn(ISO_NETWORK_NONE);
+	str(ISO_F_OVERRIDE, "PATH=/opt/bin");
+	str(ISO_F_READ_PATH, "/srv/datax");
+	finish_in("request", "restricted-path-beside-a-grant");
+
+	header(ISO_MSG_SPAWN, PERMISSIVE);
+	str(ISO_F_PROGRAM, "/usr/bin/env");
+	str(ISO_F_ARG, "env");
+	str(ISO_F_FORWARD, "PYTHONPATH=/srv/lib");
+	str(ISO_F_OVERRIDE, "LD_LIBRARY_PATH=/opt/lib");
+	str(ISO_F_OVERRIDE, "MODE=fast");
+	str(ISO_F_READ_PATH, "/etc");
+	str(ISO_F_WRITE_PATH, "/tmp/x/out");
+	u32(ISO_F_CHANNEL, 1);
+	finish_in("request", "permissive-accepted");
+	header(ISO_MSG_SPAWN, PERMISSIVE);
+	str(ISO_F_PROGRAM, "/usr/bin/env");
+	str(ISO_F_OVERRIDE, "LD_PRELOAD=/tmp/x/evil.so");
+	str(ISO_F_WRITE_PATH, "/tmp");
+	finish_in("request", "permissive-unsafe-name");
+
+	header(ISO_MSG_SPAWN, GROUP);
+	str(ISO_F_PROGRAM, "/usr/bin/python3");
+	str(ISO_F_READ_PATH, "/usr/lib");
+	limit(ISO_LIMIT_NOFILE, 64);
+	finish_in("request", "group-accepted");
+	header(ISO_MSG_SPAWN, GROUP);
+	str(ISO_F_PROGRAM, "/usr/bin/python3");
+	str(ISO_F_FORWARD, "LANG=C");
+	str(ISO_F_OVERRIDE, "A=b");
+	u64(ISO_F_TIMEOUT_MS, 3600001);
+	finish_in("request", "group-over-its-lists");
 }
 
 /* ---- policy ---------------------------------------------------------- */
@@ -500,6 +569,7 @@ int main(int argc, char **argv)
 	if (mkdir(top, 0755) < 0 && errno != EEXIST)
 		die(top);
 	wire_seeds();
+	request_seeds();
 	policy_seeds(argv[2]);
 	env_seeds();
 	return 0;

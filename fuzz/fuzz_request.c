@@ -1,0 +1,200 @@
+/*
+ * fuzz_request.c - libFuzzer target for the helper's decision
+ * (request_decide(), helper/request.c): a datagram as the helper reads it
+ * from the caller, decoded by the codec and, when it is a SPAWN, decided
+ * against a rule of a fixed policy (below; the header's id picks the
+ * rule). Built by `make fuzz`, run by scripts/fuzz; seeds in
+ * fuzz/corpus/request.
+ *
+ * Properties (SECURITY.md 10, the caller gets what its rule grants and no
+ * more): a refusal is one of the documented codes, carries a reason and
+ * leaves nothing allocated; an accepted plan runs the requested program,
+ * one the rule lists unless it allows any; every limit is positive and
+ * within the rule's ceiling (the request's value where it set one, the
+ * ceiling where not); the timeout is within the rule's ceiling and 366
+ * days; a none-only rule's guest gets its own network; every read path is
+ * in normal form beneath one the rule lets guests read or write, every
+ * write path beneath one it lets them write; the environment holds each
+ * name once, only PATH, TMPDIR, names the rule forwards that the request
+ * forwarded, and overrides the request set that the rule allows, never a
+ * loader-level name the rule does not allow by name.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "policy.h"
+#include "request.h"
+#include "util.h"
+#include "wire.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Pools far above any account, so that the parser's account check (which
+ * reads this host's) passes everywhere. */
+static const char policy_text[] =
+	"rule user:#1000 {\n"
+	"	pool 1900000000-1900000009\n"
+	"	programs /usr/bin/python3 /bin/true\n"
+	"	overrides LANG TZ PATH\n"
+	"	forward LANG LC_ALL\n"
+	"	limit cpu 10\n"
+	"	limit as 1G\n"
+	"	timeout 60 5\n"
+	"	network none-only\n"
+	"	may-read /srv/data /opt\n"
+	"	may-write /srv/out\n"
+	"}\n"
+	"rule user:#1001 {\n"
+	"	pool 1900000010-1900000019\n"
+	"	programs any\n"
+	"	allow-unsafe LD_LIBRARY_PATH\n"
+	"	may-read /\n"
+	"	may-write /tmp/x\n"
+	"}\n"
+	"rule group:#2000 {\n"
+	"	pool 1900000020-1900000029\n"
+	"	programs any\n"
+	"	overrides none\n"
+	"	forward none\n"
+	"	network none\n"
+	"	timeout 3600\n"
+	"	may-read /usr\n"
+	"}\n";
+
+static struct iso_policy policy;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char why[512];
+
+	(void)argc;
+	(void)argv;
+	if (policy_parse(policy_text, sizeof(policy_text) - 1, "fuzz.conf", &policy, why,
+			 sizeof(why)) < 0 ||
+	    policy.nrules != 3) {
+		fprintf(stderr, "fuzz_request: the fixed policy: %s\n", why);
+		abort();
+	}
+	return 0;
+}
+
+/* Whether `list` (NULL-terminated, or NULL) holds name[0..len). */
+static int listed(char *const *list, const char *name, size_t len)
+{
+	for (; list && *list; list++)
+		if (strlen(*list) == len && memcmp(*list, name, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the "NAME=value" strings of `list` (n of them) hold name[0..len). */
+static int named(const char *const *list, uint32_t n, const char *name, size_t len)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (strncmp(list[i], name, len) == 0 && list[i][len] == '=')
+			return 1;
+	return 0;
+}
+
+static int beneath_one(char *const *dirs, const char *path)
+{
+	for (; dirs && *dirs; dirs++)
+		if (iso_path_beneath(path, *dirs))
+			return 1;
+	return 0;
+}
+
+static void check_paths(const struct iso_rule *r, const struct iso_plan *plan)
+{
+	for (const char *const *p = plan->read_paths; *p; p++)
+		if (iso_path_check(*p, ISO_PATH_ANY, NULL) < 0 ||
+		    !(beneath_one(r->may_read, *p) || beneath_one(r->may_write, *p)))
+			abort();
+	for (const char *const *p = plan->write_paths; *p; p++)
+		if (iso_path_check(*p, ISO_PATH_ANY, NULL) < 0 || !beneath_one(r->may_write, *p))
+			abort();
+}
+
+static void check_env(const struct iso_rule *r, const struct iso_wire_spawn *req,
+		      const struct iso_plan *plan)
+{
+	for (char **e = plan->envp; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t len;
+
+		if (eq == NULL || eq == *e)
+			abort();
+		len = (size_t)(eq - *e);
+		for (char **other = plan->envp; other < e; other++)
+			if (strncmp(*other, *e, len + 1) == 0)
+				abort(); /* a name twice */
+		if (iso_env_is_unsafe_name(*e, len) && !listed(r->unsafe_allowed, *e, len))
+			abort();
+		if (named(req->overrides, req->noverrides, *e, len) &&
+		    (r->overrides == NULL || listed(r->overrides, *e, len)))
+			continue;
+		if (named(req->forward, req->nforward, *e, len) &&
+		    iso_env_is_forwarded_name(*e, len) &&
+		    (r->forward == NULL || listed(r->forward, *e, len)))
+			continue;
+		if ((len == 4 && memcmp(*e, "PATH", 4) == 0) ||
+		    (len == 6 && memcmp(*e, "TMPDIR", 6) == 0))
+			continue;
+		abort(); /* a name nobody asked for, or the rule does not allow */
+	}
+}
+
+static void check_plan(const struct iso_rule *r, const struct iso_wire_spawn *req,
+		       const struct iso_plan *plan)
+{
+	if (plan->program != req->program || plan->argv != req->argv ||
+	    iso_path_check(plan->program, ISO_PATH_FILE, NULL) < 0 ||
+	    (!r->programs_any && !listed(r->programs, plan->program, strlen(plan->program))))
+		abort();
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+		if (plan->limits[i] == 0 || plan->limits[i] > r->ceiling[i] ||
+		    plan->limits[i] != ((req->limits_set & (1u << i)) ? req->limits[i]
+								       : r->ceiling[i]))
+			abort();
+	if (plan->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000 ||
+	    (r->timeout_max_ms && plan->timeout_ms > r->timeout_max_ms) ||
+	    (r->network_none_only && !plan->network_none) ||
+	    plan->channel != (req->channel != 0))
+		abort();
+	check_paths(r, plan);
+	check_env(r, req, plan);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct iso_wire_msg msg;
+	const struct iso_rule *rule;
+	struct iso_plan plan;
+	char why[512] = "";
+	int rc;
+
+	if (iso_wire_decode(data, size, &msg, why, sizeof(why)) != 0 ||
+	    msg.type != ISO_MSG_SPAWN)
+		return 0;
+	why[0] = '\0';
+	rule = &policy.rules[msg.id % policy.nrules];
+	rc = request_decide(rule, &msg.u.spawn, &plan, why, sizeof(why));
+	if (rc < 0) {
+		if ((rc != -EACCES && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM) ||
+		    why[0] == '\0' || plan.envp != NULL)
+			abort();
+		return 0;
+	}
+	if (rc != 0 || plan.envp == NULL)
+		abort();
+	check_plan(rule, &msg.u.spawn, &plan);
+	plan_release(&plan);
+	return 0;
+}
