@@ -43,6 +43,7 @@
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <linux/sched.h>
@@ -667,6 +668,43 @@ START_TEST(default_refuses_socket_families_but_unix_inet_netlink)
 		try_socket_family = allowed[i];
 		ck_assert_msg(default_filter(try_socket) == 0,
 			      "family %d refused", allowed[i]);
+	}
+}
+END_TEST
+
+/* socket(2)'s protocol, as the register holds it: high bits the kernel
+ * does not read may not pass the filter. */
+static unsigned long long try_netlink_protocol = NETLINK_KOBJECT_UEVENT;
+
+static int try_netlink(void)
+{
+	return outcome(syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			       try_netlink_protocol));
+}
+
+/* Host device events reach a netlink socket in every network namespace
+ * root made (network none's too), and the proc connector tells the host's
+ * forks, execs and exits on the host network: neither is the guest's. */
+START_TEST(default_refuses_netlink_connector_and_uevent)
+{
+	static const unsigned long long refused[] = {
+		NETLINK_KOBJECT_UEVENT, NETLINK_CONNECTOR,
+		(1ull << 32) | NETLINK_KOBJECT_UEVENT, (1ull << 32) | NETLINK_CONNECTOR,
+	};
+	static const unsigned long long allowed[] = { NETLINK_ROUTE, NETLINK_SOCK_DIAG,
+						      NETLINK_GENERIC };
+
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		try_netlink_protocol = refused[i];
+		ck_assert_msg(default_filter(try_netlink) == EPERM,
+			      "netlink protocol %#llx not refused", refused[i]);
+		ck_assert_msg(killed(try_netlink), "netlink protocol %#llx not refused",
+			      refused[i]);
+	}
+	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+		try_netlink_protocol = allowed[i];
+		ck_assert_msg(default_filter(try_netlink) == 0,
+			      "netlink protocol %llu refused", allowed[i]);
 	}
 }
 END_TEST
@@ -1654,6 +1692,8 @@ static Suite *kernel_suite(void)
 		    "CAP_NET_RAW for a packet socket (root)");
 	tcase_add_test(tc, strict_allows_unix_and_inet_sockets);
 	tcase_add_test(tc, default_refuses_socket_families_but_unix_inet_netlink);
+	add_refusal(tc, default_refuses_netlink_connector_and_uevent, try_netlink, EPERM,
+		    "uevent", "a NETLINK_KOBJECT_UEVENT socket");
 	tcase_add_test(tc, default_refuses_fanotify_quotactl_fd_modify_ldt);
 #if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
 	tcase_add_test(tc, default_decides_calls_libseccomp_cannot_name);

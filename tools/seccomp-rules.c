@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
@@ -52,6 +53,11 @@ struct deny_rule {
 #define DENY_CLONE(flag)                                                      \
 	DENY_IF(clone, CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, flag, flag)
 #define DENY_FAMILY(family) DENY_IF(socket, 0, SCMP_CMP_EQ, family, 0)
+/* A netlink protocol: the kernel reads it as 32 bits (and the family's
+ * high bits are refused by the family rules). */
+#define DENY_NETLINK(protocol)                                                \
+	{ SCMP_SYS(socket), 2, { { 0, SCMP_CMP_EQ, AF_NETLINK, 0 },          \
+				 { 2, SCMP_CMP_MASKED_EQ, 0xffffffffu, protocol } } }
 
 /* Denied by the default and strict profiles. */
 static const struct deny_rule deny_default[] = {
@@ -127,6 +133,12 @@ static const struct deny_rule deny_default[] = {
 	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
 	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
 	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
+	/* Of netlink, not the two protocols that hand the host's events to
+	 * any listener: the proc connector, every process's fork, exec, uid
+	 * change and exit on the host network once anything on the host
+	 * listens; and device events (NETLINK_KOBJECT_UEVENT), which reach
+	 * every network namespace root made, network none's too. */
+	DENY_NETLINK(NETLINK_CONNECTOR), DENY_NETLINK(NETLINK_KOBJECT_UEVENT),
 };
 
 /*
