@@ -15,13 +15,16 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -1029,6 +1032,76 @@ START_TEST(live_sysv_shared_memory_stays_within_the_shm_limit)
 }
 END_TEST
 
+/* As root, for this test's process (and so its helper): a real-time
+ * policy and I/O class, a negative nice, room in the rlimits to take
+ * them again, and a negative oom_score_adj where root may set one. Each
+ * returns whether it took. */
+static int caller_oom_protected(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	int ok = fd >= 0 && write(fd, "-500", 4) == 4;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static int caller_real_time(void)
+{
+	struct sched_param fifo = { .sched_priority = 10 };
+
+	return setpriority(PRIO_PROCESS, 0, -5) == 0 &&
+	       syscall(SYS_ioprio_set, 1, 0, 1 << 13) == 0 &&
+	       sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+}
+
+static int caller_may_take_real_time(void)
+{
+	struct rlimit rtprio = { 50, 50 }, nice = { 30, 30 };
+
+	return setrlimit(RLIMIT_RTPRIO, &rtprio) == 0 && setrlimit(RLIMIT_NICE, &nice) == 0;
+}
+
+/* What the caller's process has of the scheduler beyond an ordinary
+ * process's (granted it by the administrator: a real-time policy, a
+ * negative nice or oom_score_adj) is the caller's, never its guest's: a
+ * guest that spins or eats memory under them starves the host's CPUs and
+ * is the last the OOM killer picks (found by review: the guest ran
+ * SCHED_FIFO at nice -5 with the real-time I/O class, and could take a
+ * real-time policy again). */
+START_TEST(live_guest_does_not_inherit_the_callers_scheduling_privileges)
+{
+	const char *argv[] = { T_PROBE, "sched", NULL };
+	int rt = caller_real_time(), limits = caller_may_take_real_time();
+	int oom = caller_oom_protected(), policy, nice, io;
+	char adj[16], fifo[16], lower[16];
+	struct run r;
+
+	if (!rt)
+		check_skip("live_guest_does_not_inherit_the_callers_scheduling_privileges",
+			   "root cannot take SCHED_FIFO, nice -5 and the real-time I/O class "
+			   "here (no CAP_SYS_NICE?)");
+	if (!limits || !oom)
+		check_skip("live_guest_does_not_inherit_the_callers_scheduling_privileges",
+			   "root cannot raise RLIMIT_RTPRIO and RLIMIT_NICE%s here "
+			   "(no CAP_SYS_RESOURCE)", oom ? "" : " or lower its oom_score_adj");
+	if (!rt && !oom)
+		return;
+	become(T_CALLER);
+	run_once(argv, NULL, NULL, &r);
+	assert_allowed(&r, "sched");
+	ck_assert_msg(sscanf(r.out, "policy=%d nice=%d ioclass=%d oom=%15s fifo=%15s lower-nice=%15s",
+			     &policy, &nice, &io, adj, fifo, lower) == 6, "%s", r.out);
+	if (rt) {
+		ck_assert_msg(policy == SCHED_OTHER && nice == 0 && io != 1, "%s", r.out);
+		ck_assert_msg(strcmp(fifo, "EPERM") == 0 && strcmp(lower, "EACCES") == 0, "%s",
+			      r.out);
+	}
+	if (oom)
+		ck_assert_msg(atoi(adj) >= 0, "%s", r.out);
+}
+END_TEST
+
 START_TEST(live_cpu_loop_is_stopped_by_cpu_limit)
 {
 	const char *argv[] = { T_PROBE, "cpuloop", NULL };
@@ -1257,6 +1330,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(res, live_memory_bomb_stops_at_address_space_limit);
 	tcase_add_test(res, live_sysv_shared_memory_stays_within_the_shm_limit);
 	tcase_add_test(res, live_cpu_loop_is_stopped_by_cpu_limit);
+	tcase_add_test(res, live_guest_does_not_inherit_the_callers_scheduling_privileges);
 	tcase_add_test(res, live_timeout_kills_guest_and_its_descendants);
 	tcase_add_test(res, live_limit_or_timeout_above_ceiling_is_refused_by_name);
 	tcase_add_test(res, live_zero_limit_is_refused_and_a_small_tmp_is_bounded);

@@ -4,7 +4,8 @@
  *   probe COMMAND [ARGS]
  *
  * It runs as the guest, under Landlock and seccomp, so it never needs /proc
- * (except `environ`, whose point is to try). It prints what it sees on
+ * (except `environ`, whose point is to try, and what `sched` reads of
+ * itself). It prints what it sees on
  * stdout and exits 0 when the attempted action succeeded, 1 when it was
  * refused (after printing "refused: ERRNONAME", e.g. "refused: EPERM"), 2 on
  * a usage error. forkbomb and membomb exit 0 only when a limit stopped them,
@@ -679,6 +680,32 @@ static int cmd_session(char **argv)
 	return 0;
 }
 
+/* What the guest has of the scheduler, and whether it can take more: its
+ * policy, nice, I/O class and oom_score_adj, then whether a real-time
+ * policy or a lower nice is refused. */
+static int cmd_sched(char **argv)
+{
+	struct sched_param fifo = { .sched_priority = 1 };
+	char oom[16] = "?";
+	int fd, nice, rt, lower;
+
+	(void)argv;
+	fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && read(fd, oom, sizeof oom - 1) > 0)
+		oom[strcspn(oom, "\n")] = '\0';
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	printf("policy=%d nice=%d ioclass=%ld oom=%s\n", sched_getscheduler(0), nice,
+	       syscall(SYS_ioprio_get, 1, 0) >> 13, oom);
+	rt = sched_setscheduler(0, SCHED_FIFO, &fifo) < 0 ? errno : 0;
+	lower = setpriority(PRIO_PROCESS, 0, nice - 1) < 0 ? errno : 0;
+	printf("fifo=%s lower-nice=%s\n", rt ? strerrorname_np(rt) : "set",
+	       lower ? strerrorname_np(lower) : "set");
+	return 0;
+}
+
 /* LEVELS nested directories of NAMELEN-byte names below the cwd, made
  * descriptor by descriptor (the whole path is far longer than PATH_MAX),
  * and a file at the bottom: what a path-walking cleanup cannot remove. */
@@ -798,6 +825,7 @@ static const struct command {
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
 	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
 	{ "session", 0, 0, cmd_session, "" },
+	{ "sched", 0, 0, cmd_sched, "" },
 	{ "deeptree", 2, 2, cmd_deeptree, " LEVELS NAMELEN" },
 	{ "count", 1, 1, cmd_count, " DIR" },
 	{ "xattr-set", 3, 3, cmd_xattr_set, " PATH NAME VALUE" },
