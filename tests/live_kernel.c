@@ -968,6 +968,29 @@ START_TEST(default_refuses_terminal_signals_ldisc_and_exclusive_mode)
 }
 END_TEST
 
+/* A terminal handed over that is no session's controlling terminal: from
+ * a session of its own, the guest may not make it its own (the session's
+ * end would hang up a terminal that is not a pseudo-terminal for all its
+ * holders, as vhangup does). */
+static int try_tiocsctty(void)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), slave = -1, rc;
+
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    (slave = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0 || setsid() < 0)
+		return SETUP_FAILED;
+	if ((rc = outcome(ioctl(slave, TIOCSCTTY, 0))) != EPERM)
+		return rc;
+	return outcome(syscall(SYS_ioctl, slave, (unsigned long)TIOCSCTTY | (1ul << 32), 0));
+}
+
+START_TEST(default_refuses_taking_a_controlling_terminal)
+{
+	ck_assert_int_eq(default_filter(try_tiocsctty), EPERM);
+	ck_assert(killed(try_tiocsctty));
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Landlock, as nobody                                                  */
 
@@ -1710,6 +1733,8 @@ static Suite *kernel_suite(void)
 		    "openat2", "openat2(2) (Linux 5.6)");
 	add_refusal(tc, default_refuses_terminal_signals_ldisc_and_exclusive_mode, try_tty_ioctls, 0,
 		    "pty", "a pseudo-terminal and TIOCSWINSZ on it");
+	add_refusal(tc, default_refuses_taking_a_controlling_terminal, try_tiocsctty, EPERM,
+		    "pty", "a pseudo-terminal taken as a controlling terminal");
 	add_refusal(tc, prepare_compiles_once, try_keyctl, EPERM, "keyctl",
 		    "keyctl(2)");
 	suite_add_tcase(s, tc);

@@ -113,7 +113,10 @@ static const struct deny_rule deny_default[] = {
 	 * foreground group, the caller's (TIOCSWINSZ sends SIGWINCH, TIOCSIG
 	 * on a master any signal), no change that outlives the guest beyond
 	 * its modes (TIOCSETD: the line discipline, kernel attack surface
-	 * too; TIOCEXCL: every later open fails). Modes (TCSETS*, TCFLSH,
+	 * too; TIOCEXCL: every later open fails), and it takes none as its
+	 * controlling terminal (TIOCSCTTY, from a session of its own: that
+	 * session's end hangs up a terminal that is not a pseudo-terminal,
+	 * for everyone, as vhangup does). Modes (TCSETS*, TCFLSH,
 	 * TCXONC) stay: an interactive guest needs them, and they act on the
 	 * terminal as its own output does. The kernel reads the request as
 	 * 32 bits, so compare only those. */
@@ -123,6 +126,7 @@ static const struct deny_rule deny_default[] = {
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSIG),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSETD),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCEXCL),
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSCTTY),
 	/* Every socket family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK:
 	 * AF_VSOCK reaches the hypervisor's services, AF_ALG and the rest are
 	 * kernel attack surface. On x86 libseccomp cannot see the family of
