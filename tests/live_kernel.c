@@ -275,6 +275,16 @@ static int try_unshare_user(void)
 	return outcome(unshare(CLONE_NEWUSER));
 }
 
+static int try_io_setup(void)
+{
+	unsigned long ctx = 0;
+	long rc = syscall(SYS_io_setup, 1, &ctx);
+
+	if (rc == 0)
+		syscall(SYS_io_destroy, ctx);
+	return outcome(rc);
+}
+
 static int try_clone3(void)
 {
 	struct clone_args args;
@@ -493,6 +503,18 @@ END_TEST
 START_TEST(default_refuses_unshare_user)
 {
 	ck_assert_int_eq(default_filter(try_unshare_user), EPERM);
+}
+END_TEST
+
+/* The host's AIO contexts (fs.aio-max-nr) are one table that no rlimit
+ * counts: one guest took them all, and every host process's io_setup
+ * failed with EAGAIN until it ended. Even under seccomp-action kill, the
+ * caller falls back as on a kernel without AIO. */
+START_TEST(default_io_setup_is_enosys)
+{
+	ck_assert_int_eq(default_filter(try_io_setup), ENOSYS);
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL,
+					    try_io_setup)), ENOSYS);
 }
 END_TEST
 
@@ -1688,6 +1710,8 @@ static Suite *kernel_suite(void)
 		    "user namespaces");
 	add_refusal(tc, default_clone3_is_enosys, try_clone3, ENOSYS, "clone3",
 		    "clone3(2) (Linux 5.3)");
+	add_refusal(tc, default_io_setup_is_enosys, try_io_setup, ENOSYS, "aio",
+		    "io_setup(2) (a kernel built with AIO)");
 	add_refusal(tc, default_refuses_clone_newns, try_clone_newns, EPERM, "root",
 		    "CAP_SYS_ADMIN for a mount namespace (root)");
 	add_refusal(tc, default_refuses_tiocsti, try_tiocsti, EPERM, "pty",

@@ -308,7 +308,7 @@ static int deny_setid(scmp_filter_ctx ctx, uint32_t action)
 }
 
 /* The ENOSYS answers of add_rules, whatever a rule denies. */
-static const char *const enosys_calls[] = { "clone3", "openat2" };
+static const char *const enosys_calls[] = { "clone3", "openat2", "io_setup" };
 
 static int add_rules(scmp_filter_ctx ctx, int strict, uint32_t action, char *const *names)
 {
@@ -319,7 +319,11 @@ static int add_rules(scmp_filter_ctx ctx, int strict, uint32_t action, char *con
 	/* glibc falls back to clone() on ENOSYS, so threads and posix_spawn
 	 * keep working; clone3's flags are in memory, out of our sight, as
 	 * openat2's mode is (setid_calls): C libraries use openat instead.
-	 * Added first so that a "deny clone3" in the rule cannot turn it to
+	 * io_setup: the kernel's AIO contexts are one table for the whole
+	 * host (fs.aio-max-nr), which no rlimit counts and one guest could
+	 * fill, failing every other process's io_setup until it ends;
+	 * programs fall back as on a kernel built without AIO (glibc's
+	 * aio_* use threads anyway). Added first so that a "deny clone3" in the rule cannot turn it to
 	 * EPERM (the helper's prefix for the rule's list leaves them out:
 	 * rules_enosys). */
 	for (i = 0; rc == 0 && i < COUNT(enosys_calls); i++) {
