@@ -42,6 +42,7 @@
 
 #include <arpa/inet.h>
 #include <linux/filter.h>
+#include <linux/fscrypt.h>
 #include <linux/keyctl.h>
 #include <linux/netlink.h>
 #include <linux/openat2.h>
@@ -728,6 +729,34 @@ START_TEST(default_refuses_netlink_connector_and_uevent)
 		ck_assert_msg(default_filter(try_netlink) == 0,
 			      "netlink protocol %llu refused", allowed[i]);
 	}
+}
+END_TEST
+
+/* A key added to a file system's keyring stays after the guest, for its
+ * uid's next guest to find: refused wherever the file system would take
+ * it (this one need not have the encrypt feature: the filter decides
+ * first). */
+static int try_fscrypt_add_key(void)
+{
+	struct {
+		struct fscrypt_add_key_arg arg;
+		uint8_t raw[FSCRYPT_MAX_KEY_SIZE];
+	} key = { .arg = { .key_spec = { .type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER },
+			   .raw_size = FSCRYPT_MAX_KEY_SIZE } };
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return SETUP_FAILED;
+	if ((rc = outcome(ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, &key))) != EPERM)
+		return rc;
+	return outcome(syscall(SYS_ioctl, fd, (unsigned long)FS_IOC_ADD_ENCRYPTION_KEY | (1ul << 32),
+			       &key));
+}
+
+START_TEST(default_refuses_adding_a_file_system_key)
+{
+	ck_assert_int_eq(default_filter(try_fscrypt_add_key), EPERM);
+	ck_assert(killed(try_fscrypt_add_key));
 }
 END_TEST
 
@@ -1741,6 +1770,8 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, default_refuses_socket_families_but_unix_inet_netlink);
 	add_refusal(tc, default_refuses_netlink_connector_and_uevent, try_netlink, EPERM,
 		    "uevent", "a NETLINK_KOBJECT_UEVENT socket");
+	add_refusal(tc, default_refuses_adding_a_file_system_key, try_fscrypt_add_key, EPERM,
+		    "fscrypt", "FS_IOC_ADD_ENCRYPTION_KEY");
 	tcase_add_test(tc, default_refuses_fanotify_quotactl_fd_modify_ldt);
 #if defined(__x86_64__) || defined(__aarch64__) || defined(__s390x__)
 	tcase_add_test(tc, default_decides_calls_libseccomp_cannot_name);

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <linux/fscrypt.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -127,6 +128,11 @@ static const struct deny_rule deny_default[] = {
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSETD),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCEXCL),
 	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSCTTY),
+	/* A key any user may add to a file system's own keyring (fscrypt,
+	 * where the file system has the encrypt feature), which stays there
+	 * after the guest, charged to its uid, for the uid's next guest to
+	 * find. */
+	DENY_IF(ioctl, 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, FS_IOC_ADD_ENCRYPTION_KEY),
 	/* Every socket family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK:
 	 * AF_VSOCK reaches the hypervisor's services, AF_ALG and the rest are
 	 * kernel attack surface. On x86 libseccomp cannot see the family of
