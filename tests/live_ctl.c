@@ -626,6 +626,31 @@ START_TEST(live_ctl_list_and_stop_escape_the_program_path)
 }
 END_TEST
 
+/* Review (rev3): a caller's program path in root's 'list --json' shows no
+ * C1 control encoded as UTF-8 (U+009B, CSI to terminals that decode C1 from
+ * UTF-8: json_string passed every well-formed sequence through), and the
+ * output stays valid UTF-8 (an overlong '/', E0 80 AF, passed through too,
+ * and Python's json.loads refuses the whole list for it). */
+#define UTF8_ODD_PROBE T_BIN "/probe\xc2\x9b" "31m\xe0\x80\xaf\xc3\xa9"
+
+START_TEST(live_ctl_list_json_escapes_c1_controls_and_stays_valid_utf8)
+{
+	struct kept k;
+	struct out o;
+
+	ck_assert_int_eq(link(T_PROBE, UTF8_ODD_PROBE), 0);
+	kept_program = UTF8_ODD_PROBE;
+	keep_guest(T_CALLER, &k);
+	ctl_as(0, (const char *[]){ "list", "--json", NULL }, &o);
+	unlink(UTF8_ODD_PROBE);
+	ck_assert_msg(o.status == 0, "%s", o.err);
+	ck_assert_msg(strstr(o.out, "\"program\": \"" T_BIN "/probe\\u009b31m"
+			     "\\ufffd\\ufffd\\ufffd\xc3\xa9\""), "%s", o.out);
+	ck_assert_msg(!strstr(o.out, "\xc2\x9b") && !strstr(o.out, "\xe0\x80"), "%s", o.out);
+	drop_guest(&k);
+}
+END_TEST
+
 /* stop through the caller's own helper: the guest's whole namespace ends
  * (a child and a grandchild too), the caller sees it killed, the uid is
  * free of processes and its record gone. */
@@ -995,6 +1020,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(guests, live_ctl_lease_record_is_root_only_and_holds_no_values);
 	tcase_add_test(guests, live_ctl_rule_shows_the_callers_rule_only);
 	tcase_add_test(guests, live_ctl_list_and_stop_escape_the_program_path);
+	tcase_add_test(guests, live_ctl_list_json_escapes_c1_controls_and_stays_valid_utf8);
 	tcase_set_timeout(guests, 60);
 	suite_add_tcase(s, guests);
 	tcase_add_checked_fixture(sock, clear_dropins, NULL);
