@@ -84,6 +84,9 @@ struct iso_report {
 };
 #define ISO_REPORT_MAGIC 0x69736f72u
 #define CHANNEL_SENT 'c' /* never the first byte of a report ('r') */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83 /* Linux 6.16; older headers lack the name */
+#endif
 
 /* The reaper's report, a failure written by the guest child itself before
  * it gives up. The child is vfork()ed: it shares the reaper's memory until
@@ -153,10 +156,14 @@ static void exec_program(int prog, const char *const *argv,
 static int make_channel(int report_fd)
 {
 	static const char sent = CHANNEL_SENT;
-	int chan[2];
+	int chan[2], off = 0;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
 		return -errno;
+	/* The caller's end takes no descriptors, from before the guest runs:
+	 * a guest that queued its own end there would keep the channel open
+	 * after it is gone. Older kernels lack the option (SECURITY.md 13). */
+	(void)setsockopt(chan[0], SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off));
 	/* The caller's end here goes at the exec (close-on-exec). */
 	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
 		return -errno;

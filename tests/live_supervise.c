@@ -740,6 +740,47 @@ START_TEST(live_channel_recv_reads_eof_after_the_guest_exits)
 }
 END_TEST
 
+/* Review (rev3): a guest that sends its own end of the channel over the
+ * channel, then exits, must not leave that end open in the caller's queue:
+ * the caller would never see the channel end, and a send into it would
+ * block for ever once its buffer is full. The caller's end takes no
+ * descriptors (SO_PASSRIGHTS off; Linux 6.16), so the guest's send is
+ * refused and the channel ends with the guest. */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83
+#endif
+START_TEST(live_channel_guest_cannot_keep_its_end_open_by_sending_it)
+{
+	const char *argv[] = { T_PROBE, "send-channel", NULL };
+	struct pollfd p = { .events = 0 };
+	int pair[2], off = 0, rc;
+	iso_conn *conn;
+	iso_guest *g;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair), 0);
+	rc = setsockopt(pair[0], SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off));
+	iso_close_fds(pair, 2);
+	if (rc < 0) {
+		check_skip("live_channel_guest_cannot_keep_its_end_open_by_sending_it",
+			   "SO_PASSRIGHTS: %s (Linux 6.16 or later)", strerror(errno));
+		return;
+	}
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
+	p.fd = iso_channel_fd(g);
+	ck_assert_msg(poll(&p, 1, 2000) == 1 && (p.revents & POLLHUP),
+		      "the guest is gone but its end of the channel is open");
+	ck_assert_int_eq(iso_send(g, "x", 1), -EPIPE);
+	ck_assert_int_eq(iso_recv(g, back, sizeof(back), 1000), ISO_RECV_EOF);
+	ck_assert_int_eq(iso_guest_code(g), 1); /* its send refused: EPERM */
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Signals                                                              */
 
@@ -2033,6 +2074,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(channel, live_channel_adds_only_isospawn_channel_fd_3_to_guest_env);
 	tcase_add_test(channel, live_channel_recv_times_out_on_a_silent_guest);
 	tcase_add_test(channel, live_channel_recv_reads_eof_after_the_guest_exits);
+	tcase_add_test(channel, live_channel_guest_cannot_keep_its_end_open_by_sending_it);
 	tcase_add_test(signals, live_kill_of_an_exited_guest_is_harmless);
 	tcase_add_test(signals, live_sigterm_is_forwarded_through_the_reaper);
 	tcase_add_test(signals, live_sigterm_right_after_spawn_is_not_lost);

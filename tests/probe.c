@@ -579,6 +579,25 @@ static int cmd_echo(char **argv)
 	}
 }
 
+/* Send the guest's own end of the channel (fd 3) over the channel: in the
+ * caller's queue it would keep that end open after the guest is gone. */
+static int cmd_send_channel(char **argv)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (char *)"x", .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fd = 3;
+
+	(void)argv;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return done(sendmsg(3, &msg, MSG_NOSIGNAL), "sent");
+}
+
 static int cmd_tmpdir(char **argv)
 {
 	const char *dir = getenv("TMPDIR");
@@ -821,6 +840,7 @@ static const struct command {
 	{ "setuid0", 0, 0, cmd_setuid0, "" },
 	{ "grandchild", 1, 1, cmd_grandchild, " SECONDS" },
 	{ "echo", 0, 0, cmd_echo, "" },
+	{ "send-channel", 0, 0, cmd_send_channel, "" },
 	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
 	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
