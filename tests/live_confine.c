@@ -20,12 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/keyctl.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@
 /* Callers of this file's rules in tests/policy.conf.in. */
 #define T_KILLER 4000010u    /* seccomp-action kill */
 #define T_NONE_ONLY 4000011u /* network none-only */
+#define T_UNFILTERED 4000004u /* seccomp none, landlock off */
 /* The ceilings of T_CALLER's rule. */
 #define CALLER_CPU_CEILING 30
 #define CALLER_TIMEOUT_CEILING_MS 120000
@@ -388,6 +391,34 @@ START_TEST(live_guest_cannot_read_caller_memory)
 	run_once(argv, NULL, NULL, &r);
 	assert_refused(&r, "process_vm_readv of the caller");
 	ck_assert_msg(has_line(r.out, "refused: EPERM"), "%s", r.out);
+}
+END_TEST
+
+/* Review (rev3): the setuid helper starts in its caller's session
+ * keyring, and a process that possesses a keyring may read its keys
+ * whatever its uid; its guests inherited it, so under a rule that lets
+ * them call keyctl ('seccomp none') a guest read the caller's keys. Each
+ * guest now has a session keyring of its own. */
+START_TEST(live_guest_cannot_read_the_callers_session_keyring)
+{
+	char id[24];
+	const char *argv[] = { T_PROBE, "keyread", id, NULL };
+	struct run r;
+	long key;
+
+	become(T_UNFILTERED);
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0) {
+		check_skip("live_guest_cannot_read_the_callers_session_keyring",
+			   "keyctl: %s (a kernel without keys?)", strerror(errno));
+		return;
+	}
+	key = syscall(SYS_add_key, "user", "isospawn-test", "caller-secret", 13,
+		      KEY_SPEC_SESSION_KEYRING);
+	ck_assert_msg(key > 0, "add_key: %s", strerror(errno));
+	snprintf(id, sizeof(id), "%ld", key);
+	run_once(argv, NULL, NULL, &r);
+	ck_assert_msg(!strstr(r.out, "caller-secret"), "the guest read the caller's key: %s", r.out);
+	assert_refused(&r, "reading a key of the caller's session keyring");
 }
 END_TEST
 
@@ -1305,6 +1336,7 @@ static Suite *confine_suite(void)
 
 	tcase_add_test(procs, live_guest_cannot_ptrace_caller_or_another_guest);
 	tcase_add_test(procs, live_guest_cannot_read_caller_memory);
+	tcase_add_test(procs, live_guest_cannot_read_the_callers_session_keyring);
 	tcase_add_test(procs, live_guest_cannot_inject_into_callers_terminal);
 	tcase_add_test(procs, live_guest_runs_in_own_session_without_terminal);
 	tcase_add_test(procs, live_guest_cannot_signal_caller_through_its_terminal);

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/keyctl.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -598,6 +599,24 @@ static int cmd_send_channel(char **argv)
 	return done(sendmsg(3, &msg, MSG_NOSIGNAL), "sent");
 }
 
+/* The payload of key ID, which the guest may read only if it possesses
+ * a keyring that holds it or is its owner. */
+static int cmd_keyread(char **argv)
+{
+	char value[256];
+	long long id = number(argv[0], 1, INT32_MAX);
+	long len;
+
+	if (id < 0)
+		return 2;
+	len = syscall(SYS_keyctl, KEYCTL_READ, (long)id, value, sizeof(value) - 1);
+	if (len < 0)
+		return refused(errno);
+	value[len < (long)sizeof(value) ? len : (long)sizeof(value) - 1] = '\0';
+	printf("read: %s\n", value);
+	return 0;
+}
+
 static int cmd_tmpdir(char **argv)
 {
 	const char *dir = getenv("TMPDIR");
@@ -841,6 +860,7 @@ static const struct command {
 	{ "grandchild", 1, 1, cmd_grandchild, " SECONDS" },
 	{ "echo", 0, 0, cmd_echo, "" },
 	{ "send-channel", 0, 0, cmd_send_channel, "" },
+	{ "keyread", 1, 1, cmd_keyread, " ID" },
 	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
 	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
