@@ -12,6 +12,9 @@ fi
 group=$(getent group | awk -F: '$3 != 0 { print $1; exit }')
 tmp=$(mktemp -d /tmp/isospawn-install-mode.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# sh runs the EXIT trap on exit only: a signal (a reader gone, ^C) must
+# end in an exit too, or the setuid files made here stay behind.
+trap 'exit 1' HUP INT PIPE TERM
 status=0
 for want in "$group 4754 $group" "isospawn-check-no-such-group 4750 root"; do
     set -- $want

@@ -17,6 +17,9 @@ command -v setpriv >/dev/null || { echo "SKIP: no setpriv to act as another user
 group=$(getent group | awk -F: '$3 != 0 { print $1; exit }')
 tmp=$(mktemp -d /tmp/isospawn-install-unsafe.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# sh runs the EXIT trap on exit only: a signal (a reader gone, ^C) must
+# end in an exit too, or the setuid files made here stay behind.
+trap 'exit 1' HUP INT PIPE TERM
 chmod 0755 "$tmp"
 p=$tmp/p
 mkdir "$p" && chown 65534:65534 "$p"

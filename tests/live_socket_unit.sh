@@ -35,6 +35,9 @@ tmp=$(mktemp -d /tmp/isospawn-socket-unit.XXXXXX)
 cg=$cgroot/$(basename "$tmp")
 mkdir "$cg" 2>/dev/null || { rm -rf "$tmp"; skip "cannot make a cgroup in $cgroot (read-only?)"; }
 trap 'find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null; rm -rf "$tmp"' EXIT
+# sh runs the EXIT trap on exit only: a signal (a reader gone, ^C) must
+# end in an exit too, or the cgroup and the files made here stay behind.
+trap 'exit 1' HUP INT PIPE TERM
 mkdir -p "$tmp/run" "$tmp/config/systemd/user"
 chmod 0700 "$tmp/run"
 # The [Socket] section as shipped, listening in $tmp; no [Install].
