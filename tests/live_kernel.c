@@ -738,19 +738,21 @@ END_TEST
  * first). */
 static int try_fscrypt_add_key(void)
 {
-	struct {
-		struct fscrypt_add_key_arg arg;
-		uint8_t raw[FSCRYPT_MAX_KEY_SIZE];
-	} key = { .arg = { .key_spec = { .type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER },
-			   .raw_size = FSCRYPT_MAX_KEY_SIZE } };
+	/* The argument and its key after it, as the kernel reads them (a
+	 * struct around one with a flexible array is a GNU extension). */
+	static _Alignas(struct fscrypt_add_key_arg)
+		uint8_t key[sizeof(struct fscrypt_add_key_arg) + FSCRYPT_MAX_KEY_SIZE];
+	struct fscrypt_add_key_arg *arg = (struct fscrypt_add_key_arg *)key;
 	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 
+	arg->key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER;
+	arg->raw_size = FSCRYPT_MAX_KEY_SIZE;
 	if (fd < 0)
 		return SETUP_FAILED;
-	if ((rc = outcome(ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, &key))) != EPERM)
+	if ((rc = outcome(ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, key))) != EPERM)
 		return rc;
 	return outcome(syscall(SYS_ioctl, fd, (unsigned long)FS_IOC_ADD_ENCRYPTION_KEY | (1ul << 32),
-			       &key));
+			       key));
 }
 
 START_TEST(default_refuses_adding_a_file_system_key)
