@@ -191,8 +191,9 @@ static const struct deny_rule deny_strict[] = {
  * Calls decided by number, refused like any denied call or with ENOSYS:
  * from Linux 5.1 on every architecture here (and its compat one) numbers
  * new calls alike. The program begins with these, before libseccomp's
- * (the helper puts a rule's own seccomp-deny list before both). Those from 457 on are newer than what libseccomp 2.5.4 names;
- * fchmodat2 it names, but not the kernel headers of every build.
+ * (the helper puts a rule's own seccomp-deny list before both). Those
+ * from 457 on are newer than what libseccomp 2.5.4 names; fchmodat2 it
+ * names, but not the kernel headers of every build.
  */
 static const struct {
 	uint32_t nr;
@@ -329,9 +330,9 @@ static int add_rules(scmp_filter_ctx ctx, int strict, uint32_t action, char *con
 	 * host (fs.aio-max-nr), which no rlimit counts and one guest could
 	 * fill, failing every other process's io_setup until it ends;
 	 * programs fall back as on a kernel built without AIO (glibc's
-	 * aio_* use threads anyway). Added first so that a "deny clone3" in the rule cannot turn it to
-	 * EPERM (the helper's prefix for the rule's list leaves them out:
-	 * rules_enosys). */
+	 * aio_* use threads anyway). Added first so that a "deny clone3" in
+	 * the rule cannot turn it to EPERM (the helper's prefix for the
+	 * rule's list leaves them out: rules_enosys). */
 	for (i = 0; rc == 0 && i < COUNT(enosys_calls); i++) {
 		struct deny_rule e = { seccomp_syscall_resolve_name(enosys_calls[i]), 0, { { 0 } } };
 
