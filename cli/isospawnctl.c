@@ -144,6 +144,65 @@ static int warn_missing_paths(const struct iso_rule *r)
 	return problems;
 }
 
+/* A programs list is a boundary on code only where nobody but root can
+ * change what its paths name: the file root's and unwritable by others, and
+ * every directory it is looked up in on the way, symbolic links followed, as
+ * the policy's own (a caller's home, /tmp, a may-write path are not). The
+ * walk is the kernel's, one component at a time, so a link anywhere (a
+ * caller's, or root's into a caller's directory) is checked where it leads. */
+static int warn_unsafe_program(const struct iso_rule *r, const char *program)
+{
+	char cur[PATH_MAX] = "/", rest[2 * PATH_MAX], next[2 * PATH_MAX], cand[2 * PATH_MAX];
+	char target[PATH_MAX], why[WHY_MAX];
+	struct stat st;
+	int hops = 0, rc = 0;
+	ssize_t len;
+
+	snprintf(rest, sizeof(rest), "%s", program);
+	for (char *comp = rest; rc == 0;) {
+		char *tail;
+
+		comp += strspn(comp, "/");
+		tail = comp + strcspn(comp, "/");
+		if (*comp == '\0')
+			return 0;
+		if (*tail != '\0')
+			*tail++ = '\0';
+		if (strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+			if (comp[1] == '.')
+				*(strrchr(cur, '/') + (strrchr(cur, '/') == cur)) = '\0';
+			comp = tail;
+			continue;
+		}
+		if ((rc = policy_check_path(cur, 1, why, sizeof(why))) < 0)
+			break;
+		snprintf(cand, sizeof(cand), "%s/%s", strcmp(cur, "/") == 0 ? "" : cur, comp);
+		if (lstat(cand, &st) < 0 || strlen(cand) >= sizeof(cur))
+			return 0; /* missing: only root may make it there */
+		if (S_ISLNK(st.st_mode)) {
+			if (++hops > 40 || (len = readlink(cand, target, sizeof(target) - 1)) < 0)
+				return 0; /* the helper's open fails too */
+			target[len] = '\0';
+			if (target[0] == '/')
+				snprintf(cur, sizeof(cur), "/");
+			snprintf(next, sizeof(next), "%s/%s", target, tail);
+			snprintf(rest, sizeof(rest), "%s", next);
+			comp = rest;
+		} else if (*tail == '\0' || !S_ISDIR(st.st_mode)) {
+			rc = policy_check_path(cand, 0, why, sizeof(why));
+			break;
+		} else {
+			snprintf(cur, sizeof(cur), "%s", cand);
+			comp = tail;
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "%s:%u: warning: programs path %s: %s: whoever may change it "
+			"picks the code guests run, as under 'programs any'\n",
+			r->file, r->line, program, why);
+	return rc < 0;
+}
+
 /* ---- check ---- */
 
 struct check {
@@ -224,6 +283,8 @@ static int cmd_check(int argc, char **argv, int quiet)
 		if (!quiet)
 			summarize(&all.rules[i]);
 		warn_missing_paths(&all.rules[i]);
+		for (char **p = all.rules[i].programs; c.checked && p && *p; p++)
+			warn_unsafe_program(&all.rules[i], *p);
 	}
 	if (!c.checked)
 		fprintf(stderr, "isospawnctl: not root: ownership and modes were not checked\n");

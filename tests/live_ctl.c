@@ -393,6 +393,32 @@ START_TEST(live_ctl_restricted_programs_without_an_overrides_list_are_refused)
 }
 END_TEST
 
+/* Review: a programs path the caller may change (below a directory others
+ * may write, or through a link that leads there) makes a restricted list
+ * 'programs any'; check says so, and is quiet about a path only root's. */
+START_TEST(live_ctl_check_warns_about_programs_paths_others_may_change)
+{
+	const char *warning = ": " T_SHARED ": mode 0777 is writable by others: whoever may "
+		"change it picks the code guests run, as under 'programs any'";
+	struct out o;
+
+	unlink(CTL "/tool-link");
+	ck_assert_int_eq(symlink(T_SHARED "/tool", CTL "/tool-link"), 0);
+	write_root_file(CTL_DROPINS "/40-tool.conf",
+			fmt("rule user:#4000041 {\npool %s\nprograms " T_PROBE " " CTL "/tool-link "
+			    T_SHARED "/tool\noverrides none\n}\n", pool(1900102100, 1900102109)),
+			0644);
+	ctl((const char *[]){ "check", NULL }, &o);
+	unlink(CTL "/tool-link");
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path "
+					  CTL "/tool-link%s", warning)), "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path "
+					  T_SHARED "/tool%s", warning)), "%s", o.err);
+	ck_assert_msg(strstr(o.err, "programs path " T_PROBE) == NULL, "%s", o.err);
+}
+END_TEST
+
 START_TEST(live_ctl_check_of_named_files_finds_pools_overlapping_across_them)
 {
 	struct out o;
@@ -1010,6 +1036,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_group_writable_dropin_dir_is_refused);
 	tcase_add_test(policy, live_ctl_check_of_named_files_finds_pools_overlapping_across_them);
 	tcase_add_test(policy, live_ctl_restricted_programs_without_an_overrides_list_are_refused);
+	tcase_add_test(policy, live_ctl_check_warns_about_programs_paths_others_may_change);
 	tcase_add_test(not_root, live_ctl_no_new_privs_caller_is_told_in_one_line);
 	tcase_add_test(not_root, live_ctl_helper_without_setuid_bit_is_told);
 	tcase_add_test(not_root, live_ctl_helper_on_nosuid_mount_is_told);
