@@ -17,7 +17,7 @@
  * write path beneath one it lets them write; the environment holds each
  * name once, only PATH, TMPDIR, names the rule forwards that the request
  * forwarded, and overrides the request set that the rule allows, never a
- * loader-level name the rule does not allow by name.
+ * loader-level name the rule neither allows by name nor forwards.
  */
 #include "config.h"
 
@@ -135,7 +135,12 @@ static void check_env(const struct iso_rule *r, const struct iso_wire_spawn *req
 		for (char **other = plan->envp; other < e; other++)
 			if (strncmp(*other, *e, len + 1) == 0)
 				abort(); /* a name twice */
-		if (iso_env_is_unsafe_name(*e, len) && !listed(r->unsafe_allowed, *e, len))
+		/* Loader-level only by allow-unsafe, or as a name the rule
+		 * forwards (LD_LIBRARY_PATH, TMPDIR), which the caller's
+		 * environment could carry anyway. */
+		if (iso_env_is_unsafe_name(*e, len) && !listed(r->unsafe_allowed, *e, len) &&
+		    !(iso_env_is_forwarded_name(*e, len) &&
+		      (r->forward == NULL || listed(r->forward, *e, len))))
 			abort();
 		if (named(req->overrides, req->noverrides, *e, len) &&
 		    (r->overrides == NULL || listed(r->overrides, *e, len)))

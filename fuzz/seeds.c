@@ -336,17 +336,20 @@ static void request_seeds(void)
 	finish_in("request", "permissive-accepted");
 	header(ISO_MSG_SPAWN, PERMISSIVE);
 	str(ISO_F_PROGRAM, "/usr/bin/env");
+	str(ISO_F_ARG, "env");
 	str(ISO_F_OVERRIDE, "LD_PRELOAD=/tmp/x/evil.so");
 	str(ISO_F_WRITE_PATH, "/tmp");
 	finish_in("request", "permissive-unsafe-name");
 
 	header(ISO_MSG_SPAWN, GROUP);
 	str(ISO_F_PROGRAM, "/usr/bin/python3");
+	str(ISO_F_ARG, "python3");
 	str(ISO_F_READ_PATH, "/usr/lib");
 	limit(ISO_LIMIT_NOFILE, 64);
 	finish_in("request", "group-accepted");
 	header(ISO_MSG_SPAWN, GROUP);
 	str(ISO_F_PROGRAM, "/usr/bin/python3");
+	str(ISO_F_ARG, "python3");
 	str(ISO_F_FORWARD, "LANG=C");
 	str(ISO_F_OVERRIDE, "A=b");
 	u64(ISO_F_TIMEOUT_MS, 3600001);
