@@ -143,11 +143,16 @@ static const struct deny_rule deny_default[] = {
 	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
 	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
 	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
-	/* Of netlink, not the two protocols that hand the host's events to
-	 * any listener: the proc connector, every process's fork, exec, uid
-	 * change and exit on the host network once anything on the host
-	 * listens; and device events (NETLINK_KOBJECT_UEVENT), which reach
-	 * every network namespace root made, network none's too. */
+};
+
+/* Denied by the default profile alone, since the strict one refuses all
+ * of netlink (and libseccomp 2.5.4 leaks the rules a broader one added
+ * after them supersedes). Of netlink, not the two protocols that hand the
+ * host's events to any listener: the proc connector, every process's
+ * fork, exec, uid change and exit on the host network once anything on
+ * the host listens; and device events (NETLINK_KOBJECT_UEVENT), which
+ * reach every network namespace root made, network none's too. */
+static const struct deny_rule deny_default_only[] = {
 	DENY_NETLINK(NETLINK_CONNECTOR), DENY_NETLINK(NETLINK_KOBJECT_UEVENT),
 };
 
@@ -340,6 +345,8 @@ static int add_rules(scmp_filter_ctx ctx, int strict, uint32_t action, char *con
 	}
 	for (i = 0; rc == 0 && i < COUNT(deny_default); i++)
 		rc = deny(ctx, action, &deny_default[i]);
+	for (i = 0; !strict && rc == 0 && i < COUNT(deny_default_only); i++)
+		rc = deny(ctx, action, &deny_default_only[i]);
 	if (rc == 0)
 		rc = deny_setid(ctx, action);
 	/* personality: only PER_LINUX (0) and the query 0xffffffff; other
