@@ -854,6 +854,22 @@ static void unit_capabilities(char *caps, size_t n)
 	ck_assert_msg(strstr(caps, "+sys_admin") != NULL, "no CapabilityBoundingSet: %s", caps);
 }
 
+/* Whether a socket listens on `path` (in this network namespace). */
+static int listening(const char *path)
+{
+	char line[4096], name[4096];
+	unsigned long flags;
+	int found = 0;
+	FILE *f = fopen("/proc/net/unix", "re");
+
+	while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL)
+		found = sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %4095s", &flags, name) == 2 &&
+			strcmp(name, path) == 0 && (flags & 0x10000);
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
 /* As root: systemd-socket-activate --seqpacket --accept on `path`, starting
  * the ctl helper for each connection as systemd starts isospawn@.service:
  * connection on fd 3, run as root (not made root by the setuid bit), with
@@ -879,7 +895,10 @@ static void start_activator(const char *path)
 		      ACTIVATE, "--seqpacket", "--accept", "-l", path, CTL_HELPER, (char *)NULL);
 		_exit(SETUP_FAILED);
 	}
-	for (int i = 0; i < 100 && access(path, F_OK) < 0; i++)
+	/* Until it listens: it binds (the path appears) before it listens, and
+	 * a connect between the two is refused. A listening socket has
+	 * __SO_ACCEPTCON (0x10000) in /proc/net/unix's flags. */
+	for (int i = 0; i < 100 && !listening(path); i++)
 		usleep(50000);
 	/* The unit's SocketMode=0660 with group isospawn; here anyone. */
 	ck_assert_msg(chmod(path, 0666) == 0, "%s: %s", path, strerror(errno));
