@@ -65,6 +65,9 @@ enum pending_state { PENDING_NONE, PENDING_WAITING, PENDING_DONE };
 struct iso_conn {
 	int fd;
 	pid_t helper_pid; /* -1 once reaped */
+	pid_t owner; /* the process that opened it: a child forked from it
+		      * shares the socket, and must neither kill the
+		      * owner's guests nor shut the socket down */
 	int landlock_abi;
 	uint32_t last_id;
 	int ids_wrapped; /* last_id went round: new ids must skip live ones */

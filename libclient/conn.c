@@ -565,6 +565,7 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 		return iso__fail(-ENOMEM, "out of memory for a connection");
 	conn->helper_pid = -1;
 	conn->fd = -1;
+	conn->owner = getpid();
 	/* ISOSPAWN_SOCKET names the one socket to use, ISOSPAWN_HELPER the
 	 * one helper (for tests). Otherwise isospawn.socket when it answers
 	 * (the only way in for a caller with no_new_privs), else the setuid
@@ -601,7 +602,12 @@ ISO_PUBLIC void iso_close(iso_conn *conn)
 	 * closes. */
 	while (conn->guests != NULL)
 		iso__guest_release(conn->guests);
-	shutdown(conn->fd, SHUT_RDWR);
+	/* In a forked child only this copy goes: the shutdown would end the
+	 * owner's connection, and the helper is not this process's child. */
+	if (conn->owner == getpid())
+		shutdown(conn->fd, SHUT_RDWR);
+	else
+		conn->helper_pid = -1;
 	close(conn->fd);
 	reap_helper(conn);
 	free(conn);

@@ -235,8 +235,10 @@ ISO_PUBLIC void iso_guest_free(iso_guest *guest)
 {
 	if (guest == NULL)
 		return;
-	/* The helper reaps it; its EXITED is then dropped. */
-	if (guest->outcome == ISO_OUTCOME_RUNNING && !guest->conn->broken)
+	/* The helper reaps it; its EXITED is then dropped. A forked child
+	 * frees its copy only: the guest is the owner's. */
+	if (guest->outcome == ISO_OUTCOME_RUNNING && !guest->conn->broken &&
+	    guest->conn->owner == getpid())
 		iso_kill(guest, SIGKILL);
 	iso__guest_release(guest);
 }

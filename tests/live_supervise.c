@@ -822,6 +822,50 @@ START_TEST(live_kill_of_an_exited_guest_is_harmless)
 }
 END_TEST
 
+/* A child the caller forks shares the connection's socket: a worker that
+ * frees what it inherited (iso_guest_free(), iso_close(), as a forking
+ * service's cleanup does) must leave the parent's guests running and its
+ * connection serving. */
+START_TEST(live_forked_child_freeing_the_connection_leaves_the_parents_guests)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	const char *again[] = { T_PROBE, "exit", "5", NULL };
+	iso_conn *conn;
+	iso_guest *g, *h;
+	pid_t child;
+	int wstatus;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 0);
+	h = must_start(conn, argv, 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		iso_guest_free(g);
+		iso_close(conn);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &wstatus, 0), child);
+	ck_assert(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+	ck_assert_msg(iso_wait(g, 500) == 1, "the freed guest ended: %s (%s)",
+		      iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED ? "killed" : "?",
+		      iso_last_error());
+	ck_assert_msg(iso_wait(h, 0) == 1, "the other guest ended (%s)",
+		      iso_last_error());
+	iso_guest_free(h);
+	h = must_start(conn, again, 0);
+	must_end(h, 5000);
+	ck_assert_int_eq(iso_guest_exit_code(h), 5);
+	iso_guest_free(h);
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_SIGNALED);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 START_TEST(live_sigterm_is_forwarded_through_the_reaper)
 {
 	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
@@ -2068,6 +2112,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(orphans, live_grandchild_of_an_exited_guest_does_not_survive);
 	tcase_add_test(orphans, live_sigkill_of_client_leaves_no_guest_lease_or_helper);
 	tcase_add_test(orphans, live_guests_die_with_a_killed_helper);
+	tcase_add_test(orphans, live_forked_child_freeing_the_connection_leaves_the_parents_guests);
 	tcase_add_test(channel, live_channel_round_trip_keeps_message_boundaries);
 	tcase_add_test(channel, live_channel_carries_a_message_of_exactly_iso_message_max);
 	tcase_add_test(channel, live_channel_refuses_a_larger_send_with_emsgsize);

@@ -506,6 +506,7 @@ static void running_guest(uint32_t id, int sv[2], iso_conn **conn, iso_guest **g
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	(*conn)->fd = sv[0];
 	(*conn)->helper_pid = -1;
+	(*conn)->owner = getpid();
 	(*g)->conn = *conn;
 	(*g)->id = id;
 	(*g)->channel_fd = -1;
