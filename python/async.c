@@ -195,6 +195,24 @@ out:
 	Py_RETURN_NONE;
 }
 
+/* A future's done callback: a cancelled wait is dropped at once, so that
+ * the watcher keeps no Guest alive (and running) for nobody. */
+static PyObject *watcher_done(WatcherObject *w, PyObject *fut)
+{
+	PyObject *r = PyObject_CallMethod(fut, "cancelled", NULL);
+	int cancelled;
+
+	if (r == NULL)
+		return NULL;
+	cancelled = PyObject_IsTrue(r);
+	Py_DECREF(r);
+	if (cancelled < 0)
+		return NULL;
+	if (!cancelled)
+		Py_RETURN_NONE;
+	return watcher_ready(w, NULL);
+}
+
 static int watcher_traverse(WatcherObject *w, visitproc visit, void *arg)
 {
 	Py_VISIT(w->conn);
@@ -215,6 +233,8 @@ static PyMethodDef watcher_methods[] = {
 	{ "_ready", (PyCFunction)watcher_ready, METH_NOARGS,
 	  "Collect what ended and answer the waiting coroutines (the event "
 	  "loop calls this)." },
+	{ "_done", (PyCFunction)watcher_done, METH_O,
+	  "Drop a cancelled wait (its future's done callback)." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -330,6 +350,14 @@ PyObject *conn_wait_async(ConnObject *c, GuestObject *g)
 	if (ready == NULL)
 		goto out;
 	r = PyObject_CallMethod(loop, "call_soon", "O", ready);
+	Py_DECREF(ready);
+	if (r == NULL)
+		goto out;
+	Py_DECREF(r);
+	ready = PyObject_GetAttrString((PyObject *)w, "_done");
+	if (ready == NULL)
+		goto out;
+	r = PyObject_CallMethod(fut, "add_done_callback", "O", ready);
 	Py_DECREF(ready);
 	if (r == NULL)
 		goto out;

@@ -431,6 +431,23 @@ def test_wait_async_with_timeout_task_and_a_waiting_thread(conn):
     assert killed.signal == signal.SIGKILL
 
 
+def test_dropping_a_guest_after_a_cancelled_wait_async_kills_it(conn):
+    # The cancelled wait must not keep the Guest alive until some later
+    # event on the connection: dropping it kills the guest at once.
+    async def main():
+        g = conn.spawn(["/bin/sleep", "30"])
+        pid = g.pid
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(g.wait_async(), 0.2)
+        del g
+        deadline = time.monotonic() + 10
+        while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return os.path.exists("/proc/%d" % pid)
+
+    assert not asyncio.run(main())
+
+
 # --- argument checks -------------------------------------------------------
 
 def test_bad_arguments_raise_before_anything_is_sent(conn):
