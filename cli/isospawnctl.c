@@ -192,7 +192,8 @@ static int warn_unsafe_program(const struct iso_rule *r, const char *program)
 			rc = policy_check_path(cand, 0, why, sizeof(why));
 			break;
 		} else {
-			snprintf(cur, sizeof(cur), "%s", cand);
+			/* Fits: strlen(cand) < sizeof(cur), checked above. */
+			memcpy(cur, cand, strlen(cand) + 1);
 			comp = tail;
 		}
 	}
