@@ -308,10 +308,26 @@ fail:
 	return NULL;
 }
 
+/* target.method(w.attr): hand one of the watcher's methods to the loop
+ * or a future. 0, or -1 with the exception set. */
+static int hand_method(PyObject *target, const char *method, WatcherObject *w, const char *attr)
+{
+	PyObject *bound = PyObject_GetAttrString((PyObject *)w, attr), *r;
+
+	if (bound == NULL)
+		return -1;
+	r = PyObject_CallMethod(target, method, "O", bound);
+	Py_DECREF(bound);
+	if (r == NULL)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
 PyObject *conn_wait_async(ConnObject *c, GuestObject *g)
 {
 	PyObject *asyncio = NULL, *loop = NULL, *fut = NULL, *item = NULL;
-	PyObject *coro = NULL, *ready, *r;
+	PyObject *coro = NULL, *r;
 	WatcherObject *w = NULL;
 
 	if ((asyncio = PyImport_ImportModule("asyncio")) == NULL ||
@@ -346,22 +362,9 @@ PyObject *conn_wait_async(ConnObject *c, GuestObject *g)
 		goto out;
 	/* Its end may already be collected, by another thread or before the
 	 * watcher was registered: look once soon, whatever the socket says. */
-	ready = PyObject_GetAttrString((PyObject *)w, "_ready");
-	if (ready == NULL)
+	if (hand_method(loop, "call_soon", w, "_ready") < 0 ||
+	    hand_method(fut, "add_done_callback", w, "_done") < 0)
 		goto out;
-	r = PyObject_CallMethod(loop, "call_soon", "O", ready);
-	Py_DECREF(ready);
-	if (r == NULL)
-		goto out;
-	Py_DECREF(r);
-	ready = PyObject_GetAttrString((PyObject *)w, "_done");
-	if (ready == NULL)
-		goto out;
-	r = PyObject_CallMethod(fut, "add_done_callback", "O", ready);
-	Py_DECREF(ready);
-	if (r == NULL)
-		goto out;
-	Py_DECREF(r);
 	coro = PyObject_CallOneArg(pyiso_await_fn, fut);
 out:
 	Py_XDECREF(asyncio);
