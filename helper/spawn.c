@@ -2,7 +2,7 @@
  * spawn.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
- *   helper (root): lease a pool uid, its passwd entry
+ *   helper (root): lease a pool uid
  *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
  *     (a spare) or else now; the helper hands it the uid and the request
  *   reaper (root, all three uids): close what it does not need, decide
@@ -488,12 +488,10 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
 	(void)!ftruncate(lease->lock_fd, 0); /* no record: not live */
-	if (ctx->nidle < ISO_IDLE_LEASES) {
+	if (ctx->nidle < ISO_IDLE_LEASES)
 		ctx->idle[ctx->nidle++] = *lease;
-	} else {
-		world_unlease(ctx->world, lease->uid);
+	else
 		lease_release(lease);
-	}
 	lease->lock_fd = -1;
 }
 
@@ -555,16 +553,14 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		struct iso_child *child, int *client_chan, char *why, size_t n)
 {
 	struct iso_wire_exited gone;
-	int rc;
+	int rc = 0;
 
 	*client_chan = -1;
 	if (ctx->nidle > 0)
 		child->lease = ctx->idle[--ctx->nidle];
 	else if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
 		return rc;
-	rc = world_lease(ctx->world, child->lease.uid, why, n);
-	if (rc == 0 &&
-	    (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0)) {
+	if (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0) {
 		/* No spare was ready (or it went): one cloned now takes the
 		 * request. */
 		rc = clone_reaper(ctx, why, n);

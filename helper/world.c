@@ -207,16 +207,16 @@ static int fs_ids(uid_t id, char *why, size_t n)
 	return 0;
 }
 
-/* A detached copy of `path` below dir, opened with the fsuid and fsgid and
+/* A detached copy of the host's `path`, opened with the fsuid and fsgid and
  * resolved under `resolve` (RESOLVE_*), with mount attributes `attr`. With
  * its submounts, to which attr applies too: without them the copy would
  * show what they hide on the host, and be writable where one is read-only. */
-static int clone_tree(int dir, const char *path, uint64_t resolve, uint64_t attr,
-		      char *why, size_t n)
+static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *why,
+		      size_t n)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
 	struct mount_attr a = { .attr_set = attr };
-	int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof how), tree, rc = 0;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how), tree, rc = 0;
 
 	if (fd < 0)
 		return iso_why_errno(why, n, "%s", path);
@@ -243,7 +243,7 @@ static int bind_host(int root, const char *path, uid_t as, uint64_t attr,
 	int tree = fs_ids(as, why, n);
 
 	if (tree == 0)
-		tree = clone_tree(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS, attr, why, n);
+		tree = clone_tree(path, RESOLVE_NO_MAGICLINKS, attr, why, n);
 	(void)fs_ids(0, NULL, 0);
 	return tree < 0 ? tree : attach(tree, root, path, why, n);
 }
@@ -306,8 +306,7 @@ struct build {
 	int rc;
 };
 
-static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
-		      char *why, size_t n)
+static int build_tree(const struct iso_rule *r, int root, char *why, size_t n)
 {
 	static const char *const empty[] = { "/proc", "/tmp", "/.iso", NULL };
 	const char *const *points[] = { empty, (const char *const *)r->may_read,
@@ -333,12 +332,6 @@ static int build_tree(const struct iso_rule *r, struct iso_world *w, int root,
 				close(fd);
 			else
 				rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
-	if (rc == 0 && fchmodat(root, ".iso", 0711, 0) < 0)
-		rc = iso_why_errno(why, n, "/.iso");
-	/* A writable view of /.iso for the helper; the tree's stays
-	 * read-only. */
-	if (rc == 0 && (w->ids_fd = clone_tree(root, ".iso", 0, RW, why, n)) < 0)
-		rc = w->ids_fd;
 	return rc;
 }
 
@@ -352,14 +345,14 @@ static int build(void *arg)
 	b->w->ns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (b->w->ns_fd < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		rc = iso_why_errno(b->why, b->n, "a private mount namespace");
-	/* Room for the passwd and group files (a page each) of every uid a
-	 * connection holds: ISO_GUESTS_MAX live, ISO_IDLE_LEASES idle. */
+	/* Only mount points: directories, empty files and short symbolic
+	 * links, none of which takes a page. */
 	else if (mount("tmpfs", ISO_STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
-		       "mode=0755,size=16m") < 0 ||
+		       "mode=0755,size=1m") < 0 ||
 		 (root = open(ISO_STATE_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root");
 	if (rc == 0)
-		rc = build_tree(b->rule, b->w, root, b->why, b->n);
+		rc = build_tree(b->rule, root, b->why, b->n);
 	if (rc == 0 && (fchdir(root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
 			umount2(".", MNT_DETACH) < 0 || chdir("/") < 0))
 		rc = iso_why_errno(b->why, b->n, "pivot_root");
@@ -378,7 +371,7 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	struct build b = { rule, w, why, n, -EIO };
 	pid_t pid;
 
-	*w = (struct iso_world){ -1, -1 };
+	w->ns_fd = -1;
 #ifdef ISO_BENCH_NO_WORLD
 	/* Only in the benchmark's own helper (bench/, never installed):
 	 * guests stay in the helper's mount namespace, so that `make bench`
@@ -396,54 +389,6 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	return b.rc;
-}
-
-/* `text` as the file `path` below dir, mode 0644 whatever the umask. */
-static int write_file(int dir, const char *path, const char *text, char *why,
-		      size_t n)
-{
-	int fd = openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
-
-	if (fd < 0 || fchmod(fd, 0644) < 0 || write(fd, text, strlen(text)) < 0)
-		rc = iso_why_errno(why, n, "/.iso/%s", path);
-	if (fd >= 0)
-		close(fd);
-	return rc;
-}
-
-int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n)
-{
-	unsigned u = (unsigned)uid;
-	char path[40], text[256];
-	int rc;
-
-	/* Once per connection and uid; group, written last, says it is done.
-	 * No reaper of this uid runs meanwhile: it is leased to this spawn. */
-	snprintf(path, sizeof path, "%u.group", u);
-	if (w->ns_fd < 0 || faccessat(w->ids_fd, path, F_OK, 0) == 0)
-		return 0;
-	/* The guest's name, home /tmp; root and nobody for the files it sees
-	 * owned by them. Nothing of the host's accounts. */
-	snprintf(text, sizeof text, "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n", u, u);
-	snprintf(path, sizeof path, "%u.passwd", u);
-	if ((rc = write_file(w->ids_fd, path, text, why, n)) < 0)
-		return rc;
-	snprintf(text, sizeof text, "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
-	snprintf(path, sizeof path, "%u.group", u);
-	return write_file(w->ids_fd, path, text, why, n);
-}
-
-void world_unlease(const struct iso_world *w, uid_t uid)
-{
-	char path[40];
-
-	/* Without a tree (the benchmark's helper) ids_fd is -1: EBADF. */
-	snprintf(path, sizeof path, "%u.group", (unsigned)uid);
-	(void)unlinkat(w->ids_fd, path, 0);
-	snprintf(path, sizeof path, "%u.passwd", (unsigned)uid);
-	(void)unlinkat(w->ids_fd, path, 0);
 }
 
 /*
@@ -481,7 +426,7 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++) {
 			/* No link at all (so no magic link either).
 			 * CAP_SYS_ADMIN is not among what fsuid drops. */
-			trees[t] = clone_tree(AT_FDCWD, *p, RESOLVE_NO_SYMLINKS, l ? RW : RO, why, n);
+			trees[t] = clone_tree(*p, RESOLVE_NO_SYMLINKS, l ? RW : RO, why, n);
 			rc = trees[t] < 0 ? trees[t] : 0;
 			t++;
 		}
@@ -525,6 +470,37 @@ static int open_stdio_pipes(const struct iso_plan *plan, char *why, size_t n)
 	return 0;
 }
 
+/* The guest's accounts, on a tmpfs of its own at /.iso (0711, and no
+ * Landlock rule lets the guest read it), bound over the host's: its own
+ * name, home /tmp; root and nobody for the files it sees owned by them.
+ * Nothing of the host's accounts. Root's files, 0644. */
+static int mount_accounts(uid_t uid, char *why, size_t n)
+{
+	static const char *const files[] = { "passwd", "group" };
+	unsigned u = (unsigned)uid;
+	char text[2][256], kept[40], etc[16];
+	int fd, rc = 0;
+
+	snprintf(text[0], sizeof text[0], "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n", u, u);
+	snprintf(text[1], sizeof text[1], "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
+	if (mount("tmpfs", "/.iso", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=16k") < 0)
+		return iso_why_errno(why, n, "mounting /.iso");
+	for (size_t i = 0; rc == 0 && i < COUNT(files); i++) {
+		snprintf(kept, sizeof kept, "/.iso/%u.%s", u, files[i]);
+		snprintf(etc, sizeof etc, "/etc/%s", files[i]);
+		fd = open(kept, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, text[i], strlen(text[i])) < 0)
+			rc = iso_why_errno(why, n, "%s", kept);
+		else if (mount(kept, etc, NULL, MS_BIND, NULL) < 0)
+			rc = iso_why_errno(why, n, "mounting %s", kept);
+		if (fd >= 0)
+			close(fd);
+	}
+	return rc;
+}
+
 int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		uid_t uid, int *prog, char *why, size_t n)
 {
@@ -552,11 +528,8 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 		  tmpfs_opts(opts, sizeof opts, "mode=1777", plan->limits[ISO_LIMIT_SHM])) < 0)
 		return iso_why_errno(why, n, "mounting /dev/shm");
-	for (int i = 0; i < 2; i++) {
-		snprintf(ids, sizeof ids, "/.iso/%u.%s", (unsigned)uid, i ? "group" : "passwd");
-		if (mount(ids, i ? "/etc/group" : "/etc/passwd", NULL, MS_BIND, NULL) < 0)
-			return iso_why_errno(why, n, "mounting %s", ids);
-	}
+	if ((rc = mount_accounts(uid, why, n)) < 0)
+		return rc;
 	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return iso_why_errno(why, n, "/");
 	/* As the guest (open_as_guest() saw the ids take): a mount point a

@@ -5,7 +5,7 @@
  * Once per connection world_prepare() builds a template namespace with
  * everything the rule's guests share; each reaper then joins a copy of it
  * (world_enter) and adds only its own /proc, /tmp, /dev/shm, passwd and
- * group entries and the request's grants.
+ * group files and the request's grants.
  */
 #ifndef ISO_WORLD_H
 #define ISO_WORLD_H
@@ -18,7 +18,6 @@
 
 struct iso_world {
 	int ns_fd;   /* the template mount namespace, or -1 */
-	int ids_fd;  /* writable clone of its /.iso: passwd and group per uid */
 };
 
 /*
@@ -29,19 +28,13 @@ struct iso_world {
 int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 		  char *why, size_t n);
 
-/* In the helper, for each leased uid: its passwd and group entries, written
- * once per connection and uid. Returns 0 or -errno with a reason. */
-int world_lease(const struct iso_world *w, uid_t uid, char *why, size_t n);
-
-/* The uid goes back to the pool: its entries go too. */
-void world_unlease(const struct iso_world *w, uid_t uid);
-
 /*
  * In the reaper, root, before the drop: open the program and the request's
  * grants as `uid` would on the host, then move into a private copy of the
- * template and mount the guest's own parts; cwd becomes /tmp. *prog gets
- * an O_PATH descriptor of the program. Returns 0 or -errno with a reason;
- * *prog is -1 after a failure if the program itself could not be opened.
+ * template and mount the guest's own parts (its /proc, /tmp, /dev/shm,
+ * passwd and group files); cwd becomes /tmp. *prog gets an O_PATH
+ * descriptor of the program. Returns 0 or -errno with a reason; *prog is
+ * -1 after a failure if the program itself could not be opened.
  */
 int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		uid_t uid, int *prog, char *why, size_t n);
