@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +37,6 @@
 #include <unistd.h>
 
 #include <linux/filter.h>
-#include <linux/ioprio.h>
 #include <linux/seccomp.h>
 #include <linux/openat2.h>
 
@@ -459,7 +457,7 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 	if (rc == 0)
 		rc = set_limit(RLIMIT_CORE, "core", 0, why, n);
 	/* No real-time policy and no nice below the one it starts with
-	 * (confine_apply_sched): the caller's may allow them. */
+	 * (hygiene_sched): the caller's may allow them. */
 	if (rc == 0)
 		rc = set_limit(RLIMIT_RTPRIO, "rtprio", 0, why, n);
 	if (rc == 0)
@@ -529,38 +527,6 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 		if (fd >= 0)
 			close(fd);
 	}
-	return rc;
-}
-
-/* ---- Scheduling --------------------------------------------------- */
-
-/* What the caller's process has of the scheduler beyond an ordinary
- * process's is the administrator's grant to the caller, never to its
- * guest: under a real-time policy or I/O class or a negative nice a
- * spinning guest starves the host, and under a negative oom_score_adj a
- * memory bomb is the last the OOM killer picks. Given up here, as root
- * (so the guest cannot lower its oom_score_adj again); what is below an
- * ordinary process's (a positive nice, an idle class) stays. RLIMIT_RTPRIO
- * and RLIMIT_NICE (confine_apply_rlimits) keep the guest from taking a
- * real-time policy or a lower nice back. */
-int confine_apply_sched(char *why, size_t n)
-{
-	struct sched_param none = { 0 };
-	int policy = sched_getscheduler(0), fd, rc = 0;
-	char adj[16] = "";
-
-	if (((policy == SCHED_FIFO || policy == SCHED_RR) &&
-	     sched_setscheduler(0, SCHED_OTHER, &none) < 0) ||
-	    (getpriority(PRIO_PROCESS, 0) < 0 && setpriority(PRIO_PROCESS, 0, 0) < 0) ||
-	    (IOPRIO_PRIO_CLASS(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0)) == IOPRIO_CLASS_RT &&
-	     syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, 0) < 0))
-		return iso_why_errno(why, n, "the scheduler");
-	fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || read(fd, adj, sizeof adj - 1) < 0 ||
-	    (atoi(adj) < 0 && pwrite(fd, "0", 1, 0) != 1))
-		rc = iso_why_errno(why, n, "/proc/self/oom_score_adj");
-	if (fd >= 0)
-		close(fd);
 	return rc;
 }
 

@@ -88,10 +88,4 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n);
  * SysV shared memory of the guest's IPC namespace at most its shm limit. */
 int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n);
 
-/* In the reaper, still root, with its own /proc: nothing of the
- * scheduler beyond an ordinary process's (a real-time policy or I/O
- * class, a negative nice or oom_score_adj) for it and the guest it
- * forks. */
-int confine_apply_sched(char *why, size_t n);
-
 #endif /* ISO_CONFINE_H */

@@ -89,8 +89,9 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	/* Known now, and needed no more: nothing the helper creates (state
 	 * directories, lease files) may carry the caller's group; and with
 	 * the caller's uid gone from its real and saved uids, the caller can
-	 * no longer signal, stop or prlimit() its helper: a connection ends
-	 * when its socket closes, and its guests with it. */
+	 * no longer signal, stop or prlimit() its helper, nor change its
+	 * scheduling (hygiene_sched): a connection ends when its socket
+	 * closes, and its guests with it. */
 	if (setgroups(0, NULL) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return iso_why_errno(why, n, "setresgid or setresuid (0, 0, 0)");
 	return 0;

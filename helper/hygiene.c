@@ -4,23 +4,28 @@
  * The caller controls the helper's initial fds, signal mask and
  * dispositions, resource limits, umask, cwd and environment. Each is reset
  * here to a known value before the helper opens or reads anything.
- * MUST run first in main(). MUST NOT read the environment.
+ * MUST run first in main(). MUST NOT read the environment. Its scheduling
+ * the caller may change until it is known (hygiene_sched, after that).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/ioprio.h>
 #include <linux/magic.h>
 
 #include "hygiene.h"
@@ -213,4 +218,39 @@ int hygiene_cgroup(char *why, size_t n)
 			return 0;
 		*strrchr(dir, '/') = '\0';
 	}
+}
+
+/*
+ * What the caller's process has of the scheduler beyond an ordinary
+ * process's is the administrator's grant to the caller, never to its
+ * guests: under a real-time policy or I/O class or a negative nice a
+ * spinning guest starves the host, and under a negative oom_score_adj a
+ * memory bomb is the last the OOM killer picks. Given up once the caller
+ * is known: until caller_identify() makes the helper's real uid root, the
+ * caller (its real uid) may still change them; after, only root may. Every
+ * reaper and guest is cloned later and inherits the result. As root, so
+ * the guest cannot lower its oom_score_adj again; what is below an
+ * ordinary process's (a positive nice, an idle class) stays. RLIMIT_RTPRIO
+ * and RLIMIT_NICE (confine_apply_rlimits) keep the guest from taking a
+ * real-time policy or a lower nice back.
+ */
+int hygiene_sched(char *why, size_t n)
+{
+	struct sched_param none = { 0 };
+	int policy = sched_getscheduler(0), fd, rc = 0;
+	char adj[16] = "";
+
+	if (((policy == SCHED_FIFO || policy == SCHED_RR) &&
+	     sched_setscheduler(0, SCHED_OTHER, &none) < 0) ||
+	    (getpriority(PRIO_PROCESS, 0) < 0 && setpriority(PRIO_PROCESS, 0, 0) < 0) ||
+	    (IOPRIO_PRIO_CLASS(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0)) == IOPRIO_CLASS_RT &&
+	     syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, 0) < 0))
+		return iso_why_errno(why, n, "the scheduler");
+	fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || read(fd, adj, sizeof adj - 1) < 0 ||
+	    (atoi(adj) < 0 && pwrite(fd, "0", 1, 0) != 1))
+		rc = iso_why_errno(why, n, "/proc/self/oom_score_adj");
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }

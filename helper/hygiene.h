@@ -26,4 +26,10 @@ int hygiene_start(char *why, size_t n);
  * -EPERM naming the file, or -errno. */
 int hygiene_cgroup(char *why, size_t n);
 
+/* Once the caller is known (its uid gone from the helper's): nothing of
+ * the scheduler beyond an ordinary process's (a real-time policy or I/O
+ * class, a negative nice or oom_score_adj) for the helper, and so for
+ * every reaper and guest it clones. Returns 0 or -errno. */
+int hygiene_sched(char *why, size_t n);
+
 #endif /* ISO_HYGIENE_H */

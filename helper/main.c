@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	if (server_init(&server, ISO_HELPER_FD, why, sizeof(why)) < 0)
 		return early_refusal(why);
 	if ((rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why))) < 0 ||
-	    (rc = hygiene_cgroup(why, sizeof(why))) < 0)
+	    (rc = hygiene_cgroup(why, sizeof(why))) < 0 ||
+	    (rc = hygiene_sched(why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	if ((rc = policy_load(ISO_POLICY_PATH, &server.policy, why, sizeof(why))) < 0)
 		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why);

@@ -400,8 +400,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	if ((rc = world_enter(ctx->world, &plan, uid, &prog, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
 			    -rc, why);
-	if ((rc = confine_apply_ipc(&plan, why, sizeof(why))) < 0 ||
-	    (rc = confine_apply_sched(why, sizeof(why))) < 0)
+	if ((rc = confine_apply_ipc(&plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
 	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
 	 * low descriptors free. */
