@@ -271,7 +271,6 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 			   LANDLOCK_ACCESS_FS_TRUNCATE,
 	};
 	struct stat st;
-	char ignored[8];
 	int mode;
 
 	for (int i = 0; i < 3; i++) {
@@ -281,7 +280,7 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 		    (mode & O_ACCMODE) > O_RDWR)
 			continue;
 		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE], handled,
-			       "stdio", ignored, sizeof ignored);
+			       "stdio", NULL, 0);
 	}
 }
 
@@ -479,7 +478,7 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 
 int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 {
-	struct ifreq ifr = { 0 };
+	struct ifreq ifr = { .ifr_name = "lo" };
 	int fd, rc = 0;
 
 	/* The host network: nothing to set up. */
@@ -488,7 +487,6 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return iso_why_errno(why, n, "loopback: socket");
-	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", "lo");
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		rc = iso_why_errno(why, n, "loopback: reading lo's flags");
 	ifr.ifr_flags |= IFF_UP;

@@ -52,8 +52,8 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	socklen_t len = sizeof(peer);
 	int ng;
 
-	/* Until the kernel names the caller: who ran the helper, for the log
-	 * of a refusal. */
+	/* Who ran the helper: the caller when the setuid bit made it root,
+	 * and until the kernel names the caller, for the log of a refusal. */
 	caller->uid = getuid();
 	/* Why not (no_new_privs, no setuid bit, a nosuid mount) the library
 	 * that started the helper tells its caller, without privilege. */
@@ -72,7 +72,6 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 		ng = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &len) < 0
 			     ? -1 : (int)(len / sizeof(gid_t));
 	} else {
-		caller->uid = getuid();
 		caller->gid = getgid();
 		ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);
 	}
@@ -179,10 +178,9 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
  * the one caller, skips like (uid_t)-1 and the caller's uid. */
 static void uid_sweep(uid_t uid)
 {
-	pid_t pid;
-
 	/* vfork: no page tables copied; the child only makes two calls. */
-	pid = vfork();
+	pid_t pid = vfork();
+
 	if (pid == 0) {
 		/* kill(-1) reaches exactly the processes this uid may signal:
 		 * those whose real or saved uid is `uid`. One pass is enough:

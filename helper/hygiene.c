@@ -113,13 +113,12 @@ static int reset_signals(char *why, size_t n)
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		return iso_why_errno(why, n, "sigprocmask");
-	for (int sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
-			continue;
-		/* Ignored dispositions survive exec; an ignored SIGCHLD would
-		 * make the kernel auto-reap guests behind our back. */
+	/* Ignored dispositions survive exec; an ignored SIGCHLD would make
+	 * the kernel auto-reap guests behind our back. SIGKILL, SIGSTOP and
+	 * the C library's own two signals are refused (EINVAL), and have no
+	 * disposition to reset. */
+	for (int sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL);
-	}
 	return 0;
 }
 
