@@ -87,22 +87,23 @@ fail(struct parser *p, const char *fmt, ...)
 
 static int out_of_memory(struct parser *p)
 {
-	fail(p, "out of memory");
-	return -ENOMEM;
+	return iso_why(p->why, p->n, ENOMEM, "%s:%u: out of memory", p->name, p->line);
 }
 
 /* ---- Words ---- */
 
-/* Decimal digits only (strtoull alone would also take "+5", " 5" and
- * "-5"), at most max and LLONG_MAX. */
-static int parse_decimal(const char *word, uint64_t max, uint64_t *out)
+/* The number the len bytes at s spell: decimal digits only (strtoull
+ * alone would also take "+5", " 5" and "-5"), at most max and LLONG_MAX.
+ * The byte at s + len is not a digit (a word's end, '-' or a suffix), so
+ * strtoull stops there. */
+static int parse_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
 	unsigned long long value;
 
-	if (word[0] == '\0' || strspn(word, "0123456789") != strlen(word))
+	if (len == 0 || strspn(s, "0123456789") != len)
 		return -1;
 	errno = 0;
-	value = strtoull(word, NULL, 10);
+	value = strtoull(s, NULL, 10);
 	if (errno != 0 || value > max || value > LLONG_MAX)
 		return -1;
 	*out = value;
@@ -200,7 +201,7 @@ static int parse_number(struct parser *p, const struct keyword *kw, char *const 
 
 	if ((rc = want_args(p, arg, narg, 1, 1, kw->what)) < 0)
 		return rc;
-	if (parse_decimal(arg[0], (uint64_t)kw->max, &value) < 0 || value < 1)
+	if (parse_decimal(arg[0], strlen(arg[0]), (uint64_t)kw->max, &value) < 0 || value < 1)
 		return fail(p, "expected %s from 1 to %d after '%s', got '%s'", kw->what, kw->max,
 			    kw->name, arg[0]);
 	*(int *)((char *)p->rule + kw->field) = (int)value;
@@ -321,17 +322,15 @@ static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n
 static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	const struct iso_rule *other;
-	char first[16], *dash;
+	const char *dash;
 	uint64_t lo, hi;
 	int rc;
 
 	if ((rc = want_args(p, arg, narg, 1, 1, "FIRST-LAST")) < 0)
 		return rc;
 	if ((dash = strchr(arg[0], '-')) == NULL ||
-	    snprintf(first, sizeof(first), "%.*s", (int)(dash - arg[0]), arg[0]) >=
-		    (int)sizeof(first) ||
-	    parse_decimal(first, UINT32_MAX, &lo) < 0 ||
-	    parse_decimal(dash + 1, UINT32_MAX, &hi) < 0)
+	    parse_decimal(arg[0], (size_t)(dash - arg[0]), UINT32_MAX, &lo) < 0 ||
+	    parse_decimal(dash + 1, strlen(dash + 1), UINT32_MAX, &hi) < 0)
 		return fail(p, "expected FIRST-LAST (two uids from 1 to %" PRIu32 ") after 'pool', "
 			    "got '%s'", UINT32_MAX - 1, arg[0]);
 	/* uid 0 is root; (uid_t)-1 means "unchanged" to setresuid(). */
@@ -355,21 +354,20 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 	return 0;
 }
 
+#define LIMITS "cpu, as, fsize, stack, nofile, nproc, scratch or shm"
+
 static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	static const char suffixes[] = "KMGT"; /* powers of 1024 */
 	const char *suffix;
 	uint64_t value, mult = 1;
-	char digits[32];
 	size_t len;
 	int which, in_bytes, rc;
 
-	if ((rc = want_args(p, arg, narg, 2, 2, "a limit name (cpu, as, fsize, stack, nofile, "
-			    "nproc, scratch or shm) and a value")) < 0)
+	if ((rc = want_args(p, arg, narg, 2, 2, "a limit name (" LIMITS ") and a value")) < 0)
 		return rc;
 	if ((which = iso_limit_from_name(arg[0])) < 0)
-		return fail(p, "expected cpu, as, fsize, stack, nofile, nproc, scratch or shm "
-			    "after 'limit', got '%s'", arg[0]);
+		return fail(p, "expected " LIMITS " after 'limit', got '%s'", arg[0]);
 	if (p->limit_seen[which] != 0)
 		return fail(p, "expected each limit once per rule, got a second 'limit %s' "
 			    "(first at line %u)", arg[0], p->limit_seen[which]);
@@ -386,8 +384,7 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		len--;
 	}
 	/* Bounded below RLIM_INFINITY, which only "unlimited" may mean. */
-	if (snprintf(digits, sizeof(digits), "%.*s", (int)len, arg[1]) >= (int)sizeof(digits) ||
-	    parse_decimal(digits, LLONG_MAX, &value) < 0 || value == 0)
+	if (parse_decimal(arg[1], len, LLONG_MAX, &value) < 0 || value == 0)
 		return fail(p, "expected %s or 'unlimited' after 'limit %s', got '%s'",
 			    in_bytes ? "a positive number of bytes (suffix K, M, G or T allowed)"
 			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
@@ -406,7 +403,7 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 
 	if ((rc = want_args(p, arg, narg, 1, 2, "MAX [DEFAULT] in seconds")) < 0)
 		return rc;
-	if (parse_decimal(arg[0], ISO_POLICY_TIMEOUT_MAX, &max) < 0)
+	if (parse_decimal(arg[0], strlen(arg[0]), ISO_POLICY_TIMEOUT_MAX, &max) < 0)
 		return fail(p, "expected MAX from 0 to %d seconds after 'timeout', got '%s'",
 			    ISO_POLICY_TIMEOUT_MAX, arg[0]);
 	/* With a ceiling, a guest that asks for nothing gets the ceiling
@@ -414,7 +411,7 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 	def = max;
 	lo = max > 0 ? 1 : 0;
 	hi = max > 0 ? max : ISO_POLICY_TIMEOUT_MAX;
-	if (narg == 2 && (parse_decimal(arg[1], hi, &def) < 0 || def < lo))
+	if (narg == 2 && (parse_decimal(arg[1], strlen(arg[1]), hi, &def) < 0 || def < lo))
 		return fail(p, "expected DEFAULT from %" PRIu64 " to %" PRIu64 " seconds after "
 			    "'timeout %s', got '%s'", lo, hi, arg[0], arg[1]);
 	r->timeout_max_ms = max * 1000;
@@ -500,7 +497,7 @@ static int parse_match(struct parser *p, struct iso_rule *r, const char *word)
 	id = word + strlen(kind) + 1;
 	if (id[0] == '#') {
 		/* (uid_t)-1 is no one's id. */
-		if (parse_decimal(id + 1, UINT32_MAX - 1, &number) < 0)
+		if (parse_decimal(id + 1, strlen(id + 1), UINT32_MAX - 1, &number) < 0)
 			return fail(p, "expected a number from 0 to %" PRIu32 " after '#', "
 				    "got '%s'", UINT32_MAX - 1, word);
 		r->id = (uint32_t)number;
