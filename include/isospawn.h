@@ -380,12 +380,26 @@ ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest);
 #define ISO_MESSAGE_MAX 65536 /* bytes in one message */
 
 /* The caller's end of the channel (SOCK_SEQPACKET), for callers with their
- * own event loop; owned by the guest handle. -1 without a channel. */
+ * own event loop; owned by the guest handle (set O_NONBLOCK or SO_SNDTIMEO
+ * on it as iso_send() says, nothing else). -1 without a channel. */
 ISO_PUBLIC int iso_channel_fd(const iso_guest *guest);
 
-/* Send one message. Returns 0; -EINVAL len 0 (an empty message would be
- * read as end of channel); -EMSGSIZE over ISO_MESSAGE_MAX; -ENOTCONN no
- * channel; -EPIPE the guest closed its end. */
+/*
+ * Send one message. It waits while the channel is full: the messages the
+ * guest has not read yet fill the caller's end's send buffer (SO_SNDBUF,
+ * net.core.wmem_default: at 208 KiB, four messages of ISO_MESSAGE_MAX or
+ * a few hundred small ones). The wait ends when the guest reads, or with
+ * -EPIPE when its end closes (the guest ended: at its timeout, if it has
+ * one), so a guest that never reads and has no timeout holds it for ever.
+ * Not to wait: set O_NONBLOCK on iso_channel_fd() (fcntl(2)), and a full
+ * channel returns -EAGAIN at once; SO_SNDTIMEO on it bounds the wait. Once
+ * poll(2) reports POLLOUT on iso_channel_fd(), one iso_send() does not
+ * wait (unless another thread sent in between).
+ * Returns 0; -EINVAL len 0 (an empty message would be read as end of
+ * channel); -EMSGSIZE over ISO_MESSAGE_MAX; -EAGAIN the channel is full
+ * and O_NONBLOCK or SO_SNDTIMEO said not to wait (longer); -ENOTCONN no
+ * channel; -EPIPE the guest closed its end.
+ */
 ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len);
 
 enum { ISO_RECV_TIMEOUT = -1000, ISO_RECV_EOF = -1001 };

@@ -60,7 +60,7 @@ ISO_PUBLIC const char *iso_strerror(int code)
 	case -EBADF:
 		return "not an open file descriptor";
 	case -EAGAIN:
-		return "no free guest uid in the pool";
+		return "try again later (no free guest uid, a limit reached, or the channel full)";
 	case -ENOSYS:
 		return "the kernel lacks a mechanism the policy requires";
 	case -EPIPE:

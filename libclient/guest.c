@@ -343,14 +343,12 @@ ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len)
 			return 0;
 		if (errno == EINTR)
 			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			/* The caller made the fd non-blocking; this call
-			 * still sends the whole message. */
-			struct pollfd p = { .fd = guest->channel_fd,
-					    .events = POLLOUT };
-			poll(&p, 1, -1);
-			continue;
-		}
+		/* The caller chose not to wait for a guest that does not
+		 * read: O_NONBLOCK, or an SO_SNDTIMEO that ran out. */
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return iso__fail(-EAGAIN,
+					 "channel to guest %d is full (the guest has not read what was sent)",
+					 (int)guest->pid);
 		if (errno == EMSGSIZE)
 			return iso__fail(-EMSGSIZE,
 					 "message of %zu bytes does not fit the channel's buffer",

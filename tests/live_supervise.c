@@ -740,6 +740,55 @@ START_TEST(live_channel_recv_reads_eof_after_the_guest_exits)
 }
 END_TEST
 
+/* Review: iso_send() waits while the channel is full, for ever if the guest
+ * never reads and has no timeout. A caller that sets O_NONBLOCK on its end
+ * gets -EAGAIN at once instead, with SO_SNDTIMEO after that time, and
+ * poll() tells it when there is room (POLLOUT); the guest's end, which
+ * goes with the guest, ends a wait with -EPIPE. SIGALRM ends the test if
+ * a send waits regardless. */
+START_TEST(live_channel_send_to_a_guest_that_does_not_read_need_not_wait)
+{
+	const char *argv[] = { T_PROBE, "sleep", "30", NULL };
+	struct timeval limit = { .tv_usec = 100000 };
+	struct pollfd p = { .events = POLLOUT };
+	int sent = 0, flags, rc;
+	uint64_t t0, waited_ms;
+	iso_conn *conn;
+	iso_guest *g;
+
+	memset(big, 'x', sizeof(big));
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, 1);
+	p.fd = iso_channel_fd(g);
+	flags = fcntl(p.fd, F_GETFL);
+	ck_assert_int_eq(fcntl(p.fd, F_SETFL, flags | O_NONBLOCK), 0);
+	alarm(20);
+	while ((rc = iso_send(g, big, ISO_MESSAGE_MAX)) == 0 && sent < 1000)
+		sent++;
+	ck_assert_msg(rc == -EAGAIN && sent > 0, "%d sent, then %d (%s)", sent, rc,
+		      iso_last_error());
+	ck_assert_int_eq(poll(&p, 1, 100), 0);
+	/* Blocking again, with a send timeout. */
+	ck_assert_int_eq(fcntl(p.fd, F_SETFL, flags), 0);
+	ck_assert_int_eq(setsockopt(p.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit)), 0);
+	t0 = now_us();
+	ck_assert_int_eq(iso_send(g, big, ISO_MESSAGE_MAX), -EAGAIN);
+	waited_ms = (now_us() - t0) / 1000;
+	ck_assert_msg(waited_ms >= 99 && waited_ms < 100 + GONE_WITHIN_MS,
+		      "a send with a 100 ms timeout returned after %llu ms",
+		      (unsigned long long)waited_ms);
+	limit.tv_usec = 0;
+	ck_assert_int_eq(setsockopt(p.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit)), 0);
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	ck_assert_int_eq(iso_send(g, big, ISO_MESSAGE_MAX), -EPIPE);
+	alarm(0);
+	must_end(g, 5000);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 /* Review (rev3): a guest that sends its own end of the channel over the
  * channel, then exits, must not leave that end open in the caller's queue:
  * the caller would never see the channel end, and a send into it would
@@ -2120,6 +2169,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(channel, live_channel_recv_times_out_on_a_silent_guest);
 	tcase_add_test(channel, live_channel_recv_reads_eof_after_the_guest_exits);
 	tcase_add_test(channel, live_channel_guest_cannot_keep_its_end_open_by_sending_it);
+	tcase_add_test(channel, live_channel_send_to_a_guest_that_does_not_read_need_not_wait);
 	tcase_add_test(signals, live_kill_of_an_exited_guest_is_harmless);
 	tcase_add_test(signals, live_sigterm_is_forwarded_through_the_reaper);
 	tcase_add_test(signals, live_sigterm_right_after_spawn_is_not_lost);
