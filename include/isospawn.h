@@ -167,7 +167,9 @@ ISO_PUBLIC int iso_open(iso_conn **out);
 
 /*
  * Kill every guest of this connection, stop the helper and free `conn` and
- * every iso_guest made from it. NULL is accepted.
+ * every iso_guest made from it. NULL is accepted. It waits for the helper
+ * through its pidfd: a caller that reaped it already (waitpid(-1) in a
+ * SIGCHLD handler) loses no other child whose pid it got since.
  */
 ISO_PUBLIC void iso_close(iso_conn *conn);
 

@@ -65,6 +65,8 @@ enum pending_state { PENDING_NONE, PENDING_WAITING, PENDING_DONE };
 struct iso_conn {
 	int fd;
 	pid_t helper_pid; /* -1 once reaped */
+	int helper_pidfd; /* the helper for good, or -1 (no pidfds): the
+			   * caller may reap it, and its pid name another */
 	pid_t owner; /* the process that opened it: a child forked from it
 		      * shares the socket, and must neither kill the
 		      * owner's guests nor shut the socket down */

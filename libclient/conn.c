@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,32 +61,38 @@ break_conn(iso_conn *conn, int code, const char *fmt, ...)
 	return iso__fail(code, "%s", conn->broken_why);
 }
 
-/* Wait for the helper to exit; returns its wait status, or -1 if it was
- * already reaped or cannot be waited for (SIGCHLD ignored by the caller). */
-static int reap_helper(iso_conn *conn)
+/*
+ * Wait for the helper to exit, through its pidfd where there is one: the
+ * caller may have reaped it already (a SIGCHLD handler's waitpid(-1)),
+ * and its pid may since be another child's, which a wait by pid would
+ * wait for and reap. Fills *info (si_pid 0 if the helper was reaped
+ * elsewhere or cannot be waited for: SIGCHLD ignored by the caller).
+ */
+static void reap_helper(iso_conn *conn, siginfo_t *info)
 {
-	int status;
-	pid_t pid;
+	int rc;
 
+	memset(info, 0, sizeof(*info));
 	if (conn->helper_pid < 0)
-		return -1;
+		return;
 	do
-		pid = waitpid(conn->helper_pid, &status, 0);
-	while (pid < 0 && errno == EINTR);
+		rc = conn->helper_pidfd >= 0 ?
+			     waitid(P_PIDFD, (id_t)conn->helper_pidfd, info, WEXITED) :
+			     waitid(P_PID, (id_t)conn->helper_pid, info, WEXITED);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		info->si_pid = 0;
 	conn->helper_pid = -1;
-	return pid < 0 ? -1 : status;
 }
 
-static void describe_status(int status, char *buf, size_t n)
+static void describe_status(const siginfo_t *info, char *buf, size_t n)
 {
-	if (status == -1)
+	if (info->si_pid == 0)
 		snprintf(buf, n, "status unknown");
-	else if (WIFEXITED(status))
-		snprintf(buf, n, "exit status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, n, "killed by signal %d", WTERMSIG(status));
+	else if (info->si_code == CLD_EXITED)
+		snprintf(buf, n, "exit status %d", info->si_status);
 	else
-		snprintf(buf, n, "wait status 0x%x", (unsigned)status);
+		snprintf(buf, n, "killed by signal %d", info->si_status);
 }
 
 /*
@@ -383,6 +390,26 @@ static int why_not_root(int rc)
 	return rc;
 }
 
+/*
+ * The helper's pidfd, taken as soon as it runs: it ends only once its
+ * socket closes or after its greeting, so its pid is not yet free for
+ * another child. 0, or -EMFILE/-ENOMEM.
+ */
+static int open_helper_pidfd(iso_conn *conn)
+{
+	int fd = (int)syscall(SYS_pidfd_open, conn->helper_pid, 0);
+
+	fd = fd < 0 ? -errno : iso_fd_above_stdio(fd);
+	if (fd >= 0)
+		conn->helper_pidfd = fd;
+	else if (fd == -ESRCH) /* reaped by the caller already */
+		conn->helper_pid = -1;
+	else if (fd != -ENOSYS) /* before Linux 5.3: the pid alone */
+		return iso__fail(fd == -ENOMEM ? -ENOMEM : -EMFILE,
+				 "pidfd of the helper: %s", strerror(-fd));
+	return 0;
+}
+
 static int spawn_helper(iso_conn *conn, int helper_end)
 {
 	const char *path = helper_path();
@@ -429,7 +456,7 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	if (rc == 0)
-		return 0;
+		return open_helper_pidfd(conn);
 	conn->helper_pid = -1;
 	switch (rc) {
 	case ENOENT:
@@ -460,6 +487,7 @@ static int await_hello(iso_conn *conn)
 	int fds[RECV_FDS_MAX];
 	size_t nfds;
 	char why[256], status[64];
+	siginfo_t info;
 	long n;
 
 	do
@@ -468,7 +496,8 @@ static int await_hello(iso_conn *conn)
 	iso_close_fds(fds, nfds);
 	if (n == 0) {
 		shutdown(conn->fd, SHUT_RDWR);
-		describe_status(reap_helper(conn), status, sizeof(status));
+		reap_helper(conn, &info);
+		describe_status(&info, status, sizeof(status));
 		return iso__fail(-EIO, "helper exited before answering (%s)",
 				 status);
 	}
@@ -564,6 +593,7 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 	if (conn == NULL)
 		return iso__fail(-ENOMEM, "out of memory for a connection");
 	conn->helper_pid = -1;
+	conn->helper_pidfd = -1;
 	conn->fd = -1;
 	conn->owner = getpid();
 	/* ISOSPAWN_SOCKET names the one socket to use, ISOSPAWN_HELPER the
@@ -596,6 +626,8 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 
 ISO_PUBLIC void iso_close(iso_conn *conn)
 {
+	siginfo_t info;
+
 	if (conn == NULL)
 		return;
 	/* No KILL per guest: the helper kills them all when the socket
@@ -609,7 +641,9 @@ ISO_PUBLIC void iso_close(iso_conn *conn)
 	else
 		conn->helper_pid = -1;
 	close(conn->fd);
-	reap_helper(conn);
+	reap_helper(conn, &info);
+	if (conn->helper_pidfd >= 0)
+		close(conn->helper_pidfd);
 	free(conn);
 }
 

@@ -25,6 +25,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -912,6 +913,164 @@ START_TEST(live_forked_child_freeing_the_connection_leaves_the_parents_guests)
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_SIGNALED);
 	iso_guest_free(g);
 	iso_close(conn);
+}
+END_TEST
+
+/* Review: iso_close() waited for its helper by pid. A caller whose SIGCHLD
+ * handler reaps every child (waitpid(-1)) may have reaped the helper (here
+ * killed by root, as after a crash), and the pid may since be another
+ * child's: iso_close() then waited for that child and took its status. In
+ * a PID namespace of its own, whose pid 1 (root) sets ns_last_pid, the
+ * caller's next child gets the helper's pid for certain: pids there are
+ * 1 for root, 2 for the caller, 3 for the helper it starts. */
+#define REUSED_PID 3
+static volatile sig_atomic_t reaped_pid, reaped_code;
+
+static void reap_every_child(int sig)
+{
+	int saved = errno, wstatus;
+	pid_t pid;
+
+	(void)sig;
+	while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+		reaped_pid = pid;
+		reaped_code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+	}
+	errno = saved;
+}
+
+static int reaped(void *pid)
+{
+	return reaped_pid == *(pid_t *)pid;
+}
+
+/* Ask pid 1 for `what` (k: kill the helper; n: next pid is the helper's);
+ * 0 once done. */
+static int ask_root(int req_fd, int ack_fd, char what)
+{
+	char ok = 0;
+
+	return write(req_fd, &what, 1) == 1 && read(ack_fd, &ok, 1) == 1 && ok == 'y' ? 0 : -1;
+}
+
+/* The caller, pid 2: exits 0 when iso_close() left its other child alone. */
+static __attribute__((noreturn)) void caller_that_reaps_every_child(int req_fd, int ack_fd)
+{
+	struct sigaction sa = { .sa_handler = reap_every_child, .sa_flags = SA_RESTART };
+	pid_t helper = REUSED_PID, other;
+	iso_conn *conn = NULL;
+	uint64_t t0, closed_ms;
+
+	become(S_CALLER);
+	sigaction(SIGCHLD, &sa, NULL);
+	if (iso_open(&conn) < 0 || ask_root(req_fd, ack_fd, 'k') < 0 ||
+	    !within_ms(reaped, &helper, 5000)) {
+		fprintf(stderr, "helper not started or not reaped as pid %d: %s\n",
+			REUSED_PID, iso_last_error());
+		child_exit(2);
+	}
+	if (ask_root(req_fd, ack_fd, 'n') < 0)
+		child_exit(2);
+	other = fork();
+	if (other == 0) {
+		sleep_ms(3000);
+		_exit(7);
+	}
+	if (other != REUSED_PID) {
+		fprintf(stderr, "the next child is pid %d, not %d\n", (int)other, REUSED_PID);
+		child_exit(2);
+	}
+	t0 = now_us();
+	iso_close(conn);
+	closed_ms = (now_us() - t0) / 1000;
+	reaped_pid = 0;
+	if (closed_ms >= 2000 || !within_ms(reaped, &other, 10000) || reaped_code != 7) {
+		fprintf(stderr, "iso_close() took %llu ms; the caller's own child %s\n",
+			(unsigned long long)closed_ms,
+			reaped_pid == other ? "ended oddly" : "was reaped by iso_close()");
+		child_exit(1);
+	}
+	child_exit(0);
+}
+
+/* The pid the namespace hands out next. 0, or -1. */
+static int set_next_pid(pid_t pid)
+{
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	int rc = fd >= 0 && dprintf(fd, "%d", (int)pid - 1) > 0 ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* pid 1 of the namespace, root: serves the caller's requests. */
+static __attribute__((noreturn)) void root_of_the_namespace(int req_fd, int ack_fd, pid_t caller)
+{
+	char what, ok;
+	int wstatus;
+
+	while (read(req_fd, &what, 1) == 1) {
+		if (what == 'k')
+			ok = kill(REUSED_PID, SIGKILL) == 0 ? 'y' : 'n';
+		else
+			ok = set_next_pid(REUSED_PID) == 0 ? 'y' : 'n';
+		if (write(ack_fd, &ok, 1) != 1)
+			break;
+	}
+	_exit(waitpid(caller, &wstatus, 0) == caller && WIFEXITED(wstatus) ?
+		      WEXITSTATUS(wstatus) : 3);
+}
+
+/* In a child of the test (whose own later forks, LeakSanitizer's at its
+ * exit among them, must not land in a namespace whose pid 1 is gone):
+ * the namespace, its pid 1 and the caller; exits with the caller's code,
+ * 77 when no namespace can be made. */
+static __attribute__((noreturn)) void in_a_pid_namespace_of_its_own(void)
+{
+	int req[2], ack[2], wstatus;
+	pid_t root, caller;
+
+	if (unshare(CLONE_NEWPID) < 0) {
+		fprintf(stderr, "unshare(CLONE_NEWPID): %s\n", strerror(errno));
+		_exit(77);
+	}
+	if (pipe2(req, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0 || (root = fork()) < 0)
+		_exit(3);
+	if (root == 0) {
+		caller = fork();
+		if (caller == 0) {
+			close(req[0]);
+			close(ack[1]);
+			caller_that_reaps_every_child(req[1], ack[0]);
+		}
+		close(req[1]);
+		close(ack[0]);
+		root_of_the_namespace(req[0], ack[1], caller);
+	}
+	iso_close_fds(req, 2);
+	iso_close_fds(ack, 2);
+	_exit(waitpid(root, &wstatus, 0) == root && WIFEXITED(wstatus) ?
+		      WEXITSTATUS(wstatus) : 3);
+}
+
+START_TEST(live_close_waits_for_its_helper_not_a_child_that_took_its_pid)
+{
+	pid_t outer = fork();
+	int wstatus;
+
+	ck_assert_int_ge(outer, 0);
+	if (outer == 0)
+		in_a_pid_namespace_of_its_own();
+	ck_assert_int_eq(waitpid(outer, &wstatus, 0), outer);
+	if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 77) {
+		check_skip("live_close_waits_for_its_helper_not_a_child_that_took_its_pid",
+			   "no PID namespace can be made here");
+		return;
+	}
+	ck_assert_msg(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0,
+		      "the caller exited with %d (1: iso_close() waited for its other child)",
+		      WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 }
 END_TEST
 
@@ -2162,6 +2321,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(orphans, live_sigkill_of_client_leaves_no_guest_lease_or_helper);
 	tcase_add_test(orphans, live_guests_die_with_a_killed_helper);
 	tcase_add_test(orphans, live_forked_child_freeing_the_connection_leaves_the_parents_guests);
+	tcase_add_test(orphans, live_close_waits_for_its_helper_not_a_child_that_took_its_pid);
 	tcase_add_test(channel, live_channel_round_trip_keeps_message_boundaries);
 	tcase_add_test(channel, live_channel_carries_a_message_of_exactly_iso_message_max);
 	tcase_add_test(channel, live_channel_refuses_a_larger_send_with_emsgsize);
