@@ -6,6 +6,7 @@
 #include "pyiso.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -388,6 +389,9 @@ static PyObject *guest_send(GuestObject *g, PyObject *args)
 		PyBuffer_Release(&data);
 		return NULL;
 	}
+	/* The channel is non-blocking (see conn_spawn_request): a send never
+	 * waits with the lock held. -EAGAIN: another thread took the room
+	 * poll() saw, so this one waits again, outside the lock. */
 	for (;;) {
 		Py_BEGIN_ALLOW_THREADS
 		rc = channel_poll(g, POLLOUT, -1);
@@ -401,7 +405,9 @@ static PyObject *guest_send(GuestObject *g, PyObject *args)
 			conn_unlock(c);
 		}
 		Py_END_ALLOW_THREADS
-		if (rc == 0 || PyErr_CheckSignals() < 0)
+		if (rc == 0 && f.rc != -EAGAIN)
+			break;
+		if (rc < 0 && PyErr_CheckSignals() < 0)
 			break;
 	}
 	PyBuffer_Release(&data);
@@ -611,8 +617,9 @@ static PyMethodDef guest_methods[] = {
 	  "is reported by wait()." },
 	{ "send", (PyCFunction)guest_send, METH_VARARGS,
 	  "send(data: bytes)\n\nSend one message (1 to MESSAGE_MAX bytes) on the "
-	  "channel; blocks while\nthe channel is full. BrokenPipeError once the "
-	  "guest closed its end." },
+	  "channel; blocks while\nthe channel is full (the guest does not read), "
+	  "with the GIL released and\nthe connection free for other threads. "
+	  "BrokenPipeError once the guest\nclosed its end." },
 	{ "recv", (PyCFunction)(void (*)(void))guest_recv,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "recv(timeout=None) -> bytes or None\n\nReceive one message, waiting "
@@ -621,8 +628,9 @@ static PyMethodDef guest_methods[] = {
 	  "the channel)." },
 	{ "channel_fileno", (PyCFunction)guest_channel_fileno, METH_NOARGS,
 	  "channel_fileno() -> int\n\nThe caller's end of the channel, for "
-	  "selectors (readable: a message or\nend-of-channel waits). Owned by "
-	  "the guest: do not close it. ValueError\nwithout a channel." },
+	  "selectors (readable: a message or\nend-of-channel waits), "
+	  "non-blocking. Owned by the guest: do not close it.\nValueError "
+	  "without a channel." },
 	{ "__enter__", (PyCFunction)guest_enter, METH_NOARGS, NULL },
 	{ "__exit__", (PyCFunction)(void (*)(void))guest_exit, METH_FASTCALL,
 	  NULL },
@@ -723,6 +731,12 @@ GuestObject *conn_spawn_request(ConnObject *c, PyObject *args,
 			snprintf(notes, sizeof(notes), "%s", iso_guest_notes(guest));
 			channel_fd = iso_channel_fd(guest);
 		}
+		/* So that iso_send() returns -EAGAIN rather than wait for
+		 * the guest to read with the lock held, stalling every
+		 * other call on the connection (libisospawn(3)). Cannot
+		 * fail on an open socket. */
+		if (channel_fd >= 0)
+			fcntl(channel_fd, F_SETFL, fcntl(channel_fd, F_GETFL) | O_NONBLOCK);
 	}
 	conn_unlock(c);
 	Py_END_ALLOW_THREADS

@@ -11,8 +11,9 @@
  *    connection's `lock` held and the GIL released. Nothing that holds
  *    `lock` ever takes the GIL, so the two can never deadlock.
  *  - `lock` is held only for one call that does not block (iso_wait(g, 0),
- *    iso_recv(g, ..., 0), iso_kill(), a send the channel has room for) or
- *    for one iso_spawn() round trip. Waiting happens outside the lock, in
+ *    iso_recv(g, ..., 0), iso_kill(), iso_send() on a channel made
+ *    O_NONBLOCK at spawn, which returns -EAGAIN when another thread took
+ *    the room poll() saw) or for one iso_spawn() round trip. Waiting happens outside the lock, in
  *    poll() on iso_conn_fd() or iso_channel_fd(), which the library
  *    guarantees may be polled from any thread.
  *  - A thread that consumed messages from the connection (iso_spawn(), or

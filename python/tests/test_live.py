@@ -392,6 +392,62 @@ def test_threads_share_one_connection_and_its_guests(conn):
     assert [s.outcome for s in statuses] == ["exited"] * 4
 
 
+DRAINS_NOW_AND_THEN = py("""
+    import time
+    from isospawn import guest
+    ch = guest.channel()
+    while True:
+        time.sleep(0.3)
+        while ch.recv(timeout=0) is not None:
+            pass
+    """)
+
+
+def test_threads_sending_to_a_slow_reader_leave_the_connection_free(conn):
+    # Found by review: two threads saw room (poll), one filled it, and
+    # the other's send then waited for the guest to read while holding
+    # the connection's lock, so every other call on the connection
+    # (poll, wait, kill, spawn) waited too, for ever once the guest
+    # stopped reading. A send buffer one message fills (as a smaller
+    # net.core.wmem_default would), and eight senders woken by each of
+    # the guest's reads, make it likely at every read (against the
+    # binding before: 3 runs of 3 failed, poll() waiting 1.2 to 2.1 s).
+    import socket
+    g = conn.spawn(DRAINS_NOW_AND_THEN, channel=True, read=[PYDIR],
+                   timeout=30)
+    with socket.socket(fileno=os.dup(g.channel_fileno())) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32768)
+    stop = threading.Event()
+    sent = [0] * 8
+
+    def sender(i):
+        try:
+            while not stop.is_set():
+                g.send(b"x" * 64000)
+                sent[i] += 1
+        except BrokenPipeError:
+            pass  # killed below while this one waited for room
+
+    threads = [threading.Thread(target=sender, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    worst = 0.0
+    until = time.monotonic() + 5
+    while time.monotonic() < until:
+        t0 = time.monotonic()
+        g.poll()
+        worst = max(worst, time.monotonic() - t0)
+        time.sleep(0.01)
+    stop.set()
+    g.kill()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    assert g.wait(timeout=30).outcome == "signaled"
+    assert sum(sent) > 0
+    assert worst < 0.2, "poll() waited %.2f s for a sender's lock" % worst
+
+
 def test_wait_async_uses_the_event_loop_not_threads(conn):
     async def main():
         guests = [conn.spawn(["/bin/sleep", "0.5"]) for _ in range(3)]
