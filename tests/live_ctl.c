@@ -656,10 +656,14 @@ END_TEST
  * C1 control encoded as UTF-8 (U+009B, CSI to terminals that decode C1 from
  * UTF-8: json_string passed every well-formed sequence through), and the
  * output stays valid UTF-8 (an overlong '/', E0 80 AF, passed through too,
- * and Python's json.loads refuses the whole list for it). */
-#define UTF8_ODD_PROBE T_BIN "/probe\xc2\x9b" "31m\xe0\x80\xaf\xc3\xa9"
+ * and Python's json.loads refuses the whole list for it). Review: nor a
+ * bidirectional control (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066, U+200F,
+ * U+061C), which reorders the text around it on root's terminal or in a
+ * review tool (Trojan Source). */
+#define UTF8_ODD_PROBE T_BIN "/probe\xc2\x9b" "31m\xe0\x80\xaf\xc3\xa9" \
+	"\xe2\x80\xae" "txt.sh" "\xe2\x81\xa6" "\xe2\x80\x8f" "\xd8\x9c" "x"
 
-START_TEST(live_ctl_list_json_escapes_c1_controls_and_stays_valid_utf8)
+START_TEST(live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8)
 {
 	struct kept k;
 	struct out o;
@@ -671,8 +675,11 @@ START_TEST(live_ctl_list_json_escapes_c1_controls_and_stays_valid_utf8)
 	unlink(UTF8_ODD_PROBE);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	ck_assert_msg(strstr(o.out, "\"program\": \"" T_BIN "/probe\\u009b31m"
-			     "\\ufffd\\ufffd\\ufffd\xc3\xa9\""), "%s", o.out);
+			     "\\ufffd\\ufffd\\ufffd\xc3\xa9\\u202etxt.sh\\u2066\\u200f\\u061cx\""),
+		      "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "\xc2\x9b") && !strstr(o.out, "\xe0\x80"), "%s", o.out);
+	ck_assert_msg(!strstr(o.out, "\xe2\x80\xae") && !strstr(o.out, "\xe2\x81\xa6") &&
+		      !strstr(o.out, "\xe2\x80\x8f") && !strstr(o.out, "\xd8\x9c"), "%s", o.out);
 	drop_guest(&k);
 }
 END_TEST
@@ -1066,7 +1073,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(guests, live_ctl_lease_record_is_root_only_and_holds_no_values);
 	tcase_add_test(guests, live_ctl_rule_shows_the_callers_rule_only);
 	tcase_add_test(guests, live_ctl_list_and_stop_escape_the_program_path);
-	tcase_add_test(guests, live_ctl_list_json_escapes_c1_controls_and_stays_valid_utf8);
+	tcase_add_test(guests, live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8);
 	tcase_set_timeout(guests, 60);
 	suite_add_tcase(s, guests);
 	tcase_add_checked_fixture(sock, clear_dropins, NULL);
