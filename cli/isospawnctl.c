@@ -204,6 +204,27 @@ static int warn_unsafe_program(const struct iso_rule *r, const char *program)
 	return rc < 0;
 }
 
+/* The rules are tried in order and the first that matches decides, so a
+ * rule that matches the same user, or the same group, as a rule above it is
+ * never tried. Only that is certain: a user's process need not hold the
+ * user's groups, and a group has other members. */
+static void warn_shadowed(const struct iso_policy *policy, size_t i)
+{
+	const struct iso_rule *r = &policy->rules[i];
+
+	for (size_t j = 0; j < i; j++) {
+		const struct iso_rule *above = &policy->rules[j];
+
+		if (above->match == r->match && above->id == r->id) {
+			fprintf(stderr, "%s:%u: warning: rule %s never decides: the rule at %s:%u "
+				"(%s) matches every caller it would, and the first match decides\n",
+				r->file, r->line, r->match_text, above->file, above->line,
+				above->match_text);
+			return;
+		}
+	}
+}
+
 /* ---- check ---- */
 
 struct check {
@@ -284,6 +305,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 		if (!quiet)
 			summarize(&all.rules[i]);
 		warn_missing_paths(&all.rules[i]);
+		warn_shadowed(&all, i);
 		for (char **p = all.rules[i].programs; c.checked && p && *p; p++)
 			warn_unsafe_program(&all.rules[i], *p);
 	}

@@ -419,6 +419,42 @@ START_TEST(live_ctl_check_warns_about_programs_paths_others_may_change)
 }
 END_TEST
 
+/* Review: a rule that matches the same user (by name or number) or the
+ * same group as a rule above it is never tried, as the first match
+ * decides; check says so. A user's rule below a group's is not shadowed
+ * for certain (the user's process need not hold the group): no warning. */
+START_TEST(live_ctl_check_warns_about_a_rule_an_earlier_rule_shadows)
+{
+	const char *file = CTL_DROPINS "/40-shadow.conf";
+	const char *matches[] = { "group:#4000041", "user:#4000041", "user:#4000041",
+				  "group:#4000041", "user:#65534" };
+	char text[1024] = "";
+	struct out o;
+
+	/* Four lines a rule, each with a pool of two uids of its own. */
+	for (unsigned i = 0; i < 5; i++)
+		strcat(text, fmt("rule %s {\npool %s\nprograms any\n}\n", matches[i],
+				 pool(1900102100 + 2 * i, 1900102101 + 2 * i)));
+	write_root_file(file, text, 0644);
+	ctl((const char *[]){ "check", NULL }, &o);
+	unlink(file);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:9: warning: rule user:#4000041 never decides: the "
+					  "rule at %s:5 (user:#4000041) matches every caller it "
+					  "would, and the first match decides", file, file)),
+		      "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:13: warning: rule group:#4000041 never decides: the "
+					  "rule at %s:1 (group:#4000041) matches every caller it "
+					  "would, and the first match decides", file, file)),
+		      "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:17: warning: rule user:#65534 never decides: the "
+					  "rule at " CTL_POLICY ":7 (user:#65534) matches every "
+					  "caller it would, and the first match decides", file)),
+		      "%s", o.err);
+	ck_assert_msg(!strstr(o.err, ":5: warning") && !strstr(o.err, ":1: warning"), "%s", o.err);
+}
+END_TEST
+
 START_TEST(live_ctl_check_of_named_files_finds_pools_overlapping_across_them)
 {
 	struct out o;
@@ -1063,6 +1099,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_check_of_named_files_finds_pools_overlapping_across_them);
 	tcase_add_test(policy, live_ctl_restricted_programs_without_an_overrides_list_are_refused);
 	tcase_add_test(policy, live_ctl_check_warns_about_programs_paths_others_may_change);
+	tcase_add_test(policy, live_ctl_check_warns_about_a_rule_an_earlier_rule_shadows);
 	tcase_add_test(not_root, live_ctl_no_new_privs_caller_is_told_in_one_line);
 	tcase_add_test(not_root, live_ctl_helper_without_setuid_bit_is_told);
 	tcase_add_test(not_root, live_ctl_helper_on_nosuid_mount_is_told);
