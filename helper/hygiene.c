@@ -105,21 +105,20 @@ static int check_request_socket(char *why, size_t n)
 	return 0;
 }
 
-static int reset_signals(char *why, size_t n)
+/* Nothing here can fail: sigprocmask() refuses only an unknown `how`. */
+static void reset_signals(void)
 {
 	sigset_t none;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 
 	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		return iso_why_errno(why, n, "sigprocmask");
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Ignored dispositions survive exec; an ignored SIGCHLD would make
 	 * the kernel auto-reap guests behind our back. SIGKILL, SIGSTOP and
 	 * the C library's own two signals are refused (EINVAL), and have no
 	 * disposition to reset. */
 	for (int sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL);
-	return 0;
 }
 
 static int reset_limits(char *why, size_t n)
@@ -153,7 +152,8 @@ int hygiene_start(char *why, size_t n)
 	if ((rc = open_std_fds(why, n)) < 0 || (rc = check_request_socket(why, n)) < 0)
 		return rc;
 	closefrom(ISO_HELPER_FD + 1);
-	if ((rc = reset_signals(why, n)) < 0 || (rc = reset_limits(why, n)) < 0)
+	reset_signals();
+	if ((rc = reset_limits(why, n)) < 0)
 		return rc;
 	umask(077);
 	if (chdir("/") < 0)
