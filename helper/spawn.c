@@ -142,13 +142,11 @@ static void exec_program(int prog, const char *const *argv,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
-	if (errno == ENOENT) {
-		/* A #! script is read by its interpreter through
-		 * /dev/fd/<prog>, which close-on-exec would have closed: run
-		 * it again with the descriptor left open (isospawn-helper(8)). */
-		if (fcntl(prog, F_SETFD, 0) == 0)
-			syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
-	}
+	/* A #! script is read by its interpreter through /dev/fd/<prog>,
+	 * which close-on-exec would have closed: run it again with the
+	 * descriptor left open (isospawn-helper(8)). */
+	if (errno == ENOENT && fcntl(prog, F_SETFD, 0) == 0)
+		syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
 }
 
 /* As the guest, so that SO_PEERCRED on either end names its uid, gid and

@@ -112,7 +112,8 @@ static int cover(int dir)
 }
 
 /*
- * Open `path` below `dir`, creating what is missing as directories and the
+ * Open `path` (absolute, in the normal form of iso_path_check(): no empty
+ * component) below `dir`, creating what is missing as directories and the
  * last component as a directory or, if !isdir, an empty file. Never
  * follows a symlink. Where dir's own file system refuses (EROFS: the
  * template's tmpfs, read-only once built, with dir its root), a directory
@@ -129,14 +130,12 @@ static int make_point(int dir, const char *path, int isdir)
 
 	if (fstat(dir, &top) < 0 || (fd = dup(dir)) < 0)
 		return -errno;
-	snprintf(part, sizeof part, "%s", path);
+	snprintf(part, sizeof part, "%s", path + 1);
 	for (p = part; fd >= 0 && *p; p = end) {
 		end = strchrnul(p, '/');
 		want_dir = isdir || *end == '/';
 		if (*end == '/')
 			*end++ = '\0';
-		if (*p == '\0')
-			continue;
 		next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC |
 			      (want_dir ? O_DIRECTORY : 0));
 		if (next < 0 && errno == ENOENT) {
