@@ -236,10 +236,12 @@ int hygiene_cgroup(char *why, size_t n)
 int hygiene_sched(char *why, size_t n)
 {
 	struct sched_param none = { 0 };
-	int policy = sched_getscheduler(0), fd, rc = 0;
+	/* The policy as asked for, whether or not SCHED_RESET_ON_FORK is
+	 * added to it (which sched_getscheduler() reports). */
+	int policy = sched_getscheduler(0) & ~SCHED_RESET_ON_FORK, fd, rc = 0;
 	char adj[16] = "";
 
-	if (((policy == SCHED_FIFO || policy == SCHED_RR) &&
+	if (((policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE) &&
 	     sched_setscheduler(0, SCHED_OTHER, &none) < 0) ||
 	    (getpriority(PRIO_PROCESS, 0) < 0 && setpriority(PRIO_PROCESS, 0, 0) < 0) ||
 	    (IOPRIO_PRIO_CLASS(syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0)) == IOPRIO_CLASS_RT &&
