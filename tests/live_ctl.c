@@ -12,6 +12,7 @@
 
 #include <check.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -898,16 +899,45 @@ static void unit_capabilities(char *caps, size_t n)
 }
 
 /* Whether a socket listens on `path` (in this network namespace). */
-static int listening(const char *path)
+/* Whether process `pid` holds the socket of inode `inode`. */
+static int holds_socket(pid_t pid, unsigned long inode)
+{
+	char dir[64], want[48], got[48];
+	struct dirent *e;
+	ssize_t len;
+	int found = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	d = opendir(dir);
+	while (d != NULL && !found && (e = readdir(d)) != NULL) {
+		len = readlinkat(dirfd(d), e->d_name, got, sizeof(got) - 1);
+		if (len <= 0)
+			continue;
+		got[len] = '\0';
+		found = strcmp(got, want) == 0;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
+/* Whether process `pid` listens on `path`. /proc/net/unix lists the
+ * sockets of every mount namespace, and a run beside this one (CI runs two
+ * suites at once) has its own socket of the same path: the one that counts
+ * is the one `pid` holds. */
+static int listening(pid_t pid, const char *path)
 {
 	char line[4096], name[4096];
-	unsigned long flags;
+	unsigned long flags, inode;
 	int found = 0;
 	FILE *f = fopen("/proc/net/unix", "re");
 
 	while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL)
-		found = sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %4095s", &flags, name) == 2 &&
-			strcmp(name, path) == 0 && (flags & 0x10000);
+		found = sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %4095s", &flags, &inode,
+			       name) == 3 &&
+			strcmp(name, path) == 0 && (flags & 0x10000) && holds_socket(pid, inode);
 	if (f != NULL)
 		fclose(f);
 	return found;
@@ -941,7 +971,7 @@ static void start_activator(const char *path)
 	/* Until it listens: it binds (the path appears) before it listens, and
 	 * a connect between the two is refused. A listening socket has
 	 * __SO_ACCEPTCON (0x10000) in /proc/net/unix's flags. */
-	for (int i = 0; i < 100 && !listening(path); i++)
+	for (int i = 0; i < 100 && !listening(pid, path); i++)
 		usleep(50000);
 	/* The unit's SocketMode=0660 with group isospawn; here anyone. */
 	ck_assert_msg(chmod(path, 0666) == 0, "%s: %s", path, strerror(errno));
