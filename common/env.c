@@ -25,11 +25,11 @@ _Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned),
 
 /*
  * glibc's secure-mode list: UNSECURE_ENVVARS in sysdeps/generic/unsecvars.h
- * as of glibc 2.35 (2.36 dropped LD_USE_LOAD_BIAS), which ld.so strips for setuid programs because each one
- * steers the loader or libc into reading attacker-chosen files. glibc lists
- * GLIBC_TUNABLES only in builds without tunables (otherwise it filters it by
- * itself); we refuse it always. iso_env_is_unsafe_name() adds every LD_* and
- * MALLOC_* name on top.
+ * as of glibc 2.35 (2.36 dropped LD_USE_LOAD_BIAS), which ld.so strips for
+ * setuid programs because each one steers the loader or libc into reading
+ * attacker-chosen files. glibc lists GLIBC_TUNABLES only in builds without
+ * tunables (otherwise it filters it by itself); we refuse it always.
+ * iso_env_is_unsafe_name() adds every LD_* and MALLOC_* name on top.
  */
 static const char *const unsafe_names[] = {
 	"GCONV_PATH",	   "GETCONF_DIR",      "GLIBC_TUNABLES",

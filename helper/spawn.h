@@ -54,11 +54,11 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 /*
  * Start the guest of `plan`, decided from the datagram request[0..len)
  * that carried the stdio descriptors fds[0..nfds): lease a pool uid and
- * hand the uid, that datagram and its descriptors to the spare, or to a reaper cloned now when there is none; with a channel,
- * take the caller's end. Returns 0 with *child filled and *client_chan the
- * caller's end of the channel (or -1); or -errno with a reason, and then
- * nothing is left running, leased or open. The descriptors stay the
- * caller's.
+ * hand the uid, that datagram and its descriptors to the spare, or to a
+ * reaper cloned now when there is none; with a channel, take the caller's
+ * end. Returns 0 with *child filled and *client_chan the caller's end of
+ * the channel (or -1); or -errno with a reason, and then nothing is left
+ * running, leased or open. The descriptors stay the caller's.
  */
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		const void *request, size_t len, const int *fds, size_t nfds,
