@@ -99,45 +99,12 @@ static int parse_seconds(const char *s, uint64_t *ms)
 	return 0;
 }
 
-/* A decimal count, "unlimited", or for sizes a K/M/G/T (1024-based)
- * multiple. */
-static int parse_limit_value(const char *s, int is_size, uint64_t *out)
-{
-	static const char suffixes[] = "KMGT";
-	uint64_t v = 0;
-	const char *p = s;
-	const char *suffix;
-
-	if (strcmp(s, "unlimited") == 0) {
-		*out = UINT64_MAX; /* RLIM_INFINITY */
-		return 0;
-	}
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p != '\0') {
-		suffix = strchr(suffixes, *p);
-		if (!is_size || suffix == NULL || p[1] != '\0')
-			return -EINVAL;
-		unsigned shift = 10 * (unsigned)(suffix - suffixes + 1);
-		if (v > UINT64_MAX >> shift)
-			return -ERANGE;
-		v <<= shift;
-	}
-	*out = v;
-	return 0;
-}
-
 static void set_limit(iso_spec *spec, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	char name[16];
 	uint64_t value;
-	int which, in_bytes, rc;
+	int which, rc;
 
 	if (eq == NULL || (size_t)(eq - arg) >= sizeof(name))
 		die(EXIT_FAILED, "--limit %s: expected NAME=VALUE", arg);
@@ -149,14 +116,13 @@ static void set_limit(iso_spec *spec, const char *arg)
 		    "--limit %s: unknown limit (cpu, as, nofile, nproc, fsize, stack, "
 		    "scratch, shm)",
 		    arg);
-	in_bytes = iso_limit_in_bytes(which);
-	rc = parse_limit_value(eq + 1, in_bytes, &value);
+	rc = iso_limit_parse(eq + 1, (enum iso_limit)which, &value);
 	if (rc == -ERANGE)
 		die(EXIT_FAILED, "--limit %s: value too large", arg);
 	if (rc < 0)
 		die(EXIT_FAILED,
 		    "--limit %s: expected a number%s or \"unlimited\"", arg,
-		    in_bytes ? " (K/M/G/T suffix allowed)" : "");
+		    iso_limit_in_bytes(which) ? " (K/M/G/T suffix allowed)" : "");
 	if (iso_spec_set_limit(spec, (enum iso_limit)which, value) < 0)
 		die(EXIT_FAILED, "--limit %s: %s", arg, iso_last_error());
 }

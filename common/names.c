@@ -1,10 +1,12 @@
 /*
- * names.c - names of limits, outcomes and stages, shared by the library
- * (exported), the helper (logs, messages) and the CLI (messages, JSON).
+ * names.c - names of limits, outcomes and stages, and the spelling of a
+ * limit's value, shared by the library (exported), the helper (logs,
+ * messages, the policy) and the CLI (messages, JSON, --limit).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "isospawn.h"
@@ -49,6 +51,43 @@ ISO_PUBLIC int iso_limit_from_name(const char *name)
 int iso_limit_in_bytes(int which)
 {
 	return which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE && which != ISO_LIMIT_NPROC;
+}
+
+/* The one spelling of a limit's value, for the policy, the CLI and the
+ * Python binding alike. Each caller adds its own policy: the helper refuses
+ * 0, and a number as large as RLIM_INFINITY, which only the word
+ * "unlimited" may mean. */
+ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which, uint64_t *value)
+{
+	static const char units[] = "KMGT"; /* powers of 1024 */
+	const char *suffix;
+	const char *unit;
+	unsigned long long number;
+	unsigned shift = 0;
+
+	if (text == NULL || (unsigned)which >= ISO_LIMIT_COUNT)
+		return -EINVAL;
+	if (strcmp(text, "unlimited") == 0) {
+		*value = UINT64_MAX;
+		return 0;
+	}
+	/* Digits only: strtoull alone would also take " 1", "+1" and "-1". */
+	suffix = text + strspn(text, "0123456789");
+	if (suffix == text)
+		return -EINVAL;
+	/* Seconds and counts take no suffix. */
+	if (*suffix != '\0') {
+		unit = strchr(units, *suffix);
+		if (!iso_limit_in_bytes(which) || unit == NULL || suffix[1] != '\0')
+			return -EINVAL;
+		shift = 10 * (unsigned)(unit - units + 1);
+	}
+	errno = 0;
+	number = strtoull(text, NULL, 10);
+	if (errno == ERANGE || number > UINT64_MAX >> shift)
+		return -ERANGE;
+	*value = (uint64_t)number << shift;
+	return 0;
 }
 
 ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome)

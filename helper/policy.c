@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,8 +95,8 @@ static int out_of_memory(struct parser *p)
 
 /* The number the len bytes at s spell: decimal digits only (strtoull
  * alone would also take "+5", " 5" and "-5"), at most max and LLONG_MAX.
- * The byte at s + len is not a digit (a word's end, '-' or a suffix), so
- * strtoull stops there. */
+ * The byte at s + len is not a digit (a word's end or '-'), so strtoull
+ * stops there. */
 static int parse_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
 	unsigned long long value;
@@ -358,11 +359,8 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 
 static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
-	static const char suffixes[] = "KMGT"; /* powers of 1024 */
-	const char *suffix;
-	uint64_t value, mult = 1;
-	size_t len;
-	int which, in_bytes, rc;
+	uint64_t value = 0;
+	int which, rc;
 
 	if ((rc = want_args(p, arg, narg, 2, 2, "a limit name (" LIMITS ") and a value")) < 0)
 		return rc;
@@ -376,23 +374,22 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		r->ceiling[which] = UINT64_MAX;
 		return 0;
 	}
-	/* Seconds and counts take no suffix; the other limits are bytes. */
-	in_bytes = iso_limit_in_bytes(which);
-	len = strlen(arg[1]); /* at least 1: no word is empty */
-	if (in_bytes && (suffix = strchr(suffixes, arg[1][len - 1])) != NULL) {
-		mult = UINT64_C(1) << (10 * (suffix - suffixes + 1));
-		len--;
-	}
 	/* Bounded below RLIM_INFINITY, which only "unlimited" may mean. */
-	if (parse_decimal(arg[1], len, LLONG_MAX, &value) < 0 || value == 0)
-		return fail(p, "expected %s or 'unlimited' after 'limit %s', got '%s'",
-			    in_bytes ? "a positive number of bytes (suffix K, M, G or T allowed)"
-			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
-			    : "a positive count", arg[0], arg[1]);
-	if (value > (uint64_t)LLONG_MAX / mult)
+	rc = iso_limit_parse(arg[1], which, &value);
+	if (rc == 0 && value > LLONG_MAX)
+		rc = -ERANGE;
+	/* Too large by its suffix: named with the bound. Too many digits are
+	 * no number at all. (No word is empty.) */
+	if (rc == -ERANGE && !isdigit((unsigned char)arg[1][strlen(arg[1]) - 1]))
 		return fail(p, "expected a value of at most %lld bytes after 'limit %s', got '%s'",
 			    LLONG_MAX, arg[0], arg[1]);
-	r->ceiling[which] = value * mult;
+	if (rc < 0 || value == 0)
+		return fail(p, "expected %s or 'unlimited' after 'limit %s', got '%s'",
+			    iso_limit_in_bytes(which)
+			    ? "a positive number of bytes (suffix K, M, G or T allowed)"
+			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
+			    : "a positive count", arg[0], arg[1]);
+	r->ceiling[which] = value;
 	return 0;
 }
 

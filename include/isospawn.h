@@ -256,6 +256,14 @@ ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
 ISO_PUBLIC const char *iso_limit_name(enum iso_limit which);
 /* The inverse; -EINVAL if unknown. */
 ISO_PUBLIC int iso_limit_from_name(const char *name);
+/* A limit's value as written by people (the CLI's --limit, isospawn.conf):
+ * "unlimited" (UINT64_MAX), a decimal number, or for a limit in bytes a
+ * decimal number with one suffix K, M, G or T (powers of 1024). Sets
+ * *value and returns 0; -EINVAL anything else (a sign, a space, a suffix
+ * on seconds or a count, an unknown limit), -ERANGE above UINT64_MAX.
+ * *value is left alone on error. */
+ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
+			       uint64_t *value);
 
 /* Wall-clock timeout in milliseconds; 0 = the policy's default. */
 ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms);

@@ -191,12 +191,12 @@ static int set_one_env(iso_spec *spec, const char *name, PyObject *value,
 }
 
 /* A count or "unlimited", or for sizes a K/M/G/T (1024-based) multiple:
- * what the isospawn command's --limit takes. */
-static int limit_value(PyObject *value, int is_size, uint64_t *out)
+ * what the isospawn command's --limit takes, read by the same function. */
+static int limit_value(PyObject *value, enum iso_limit which, uint64_t *out)
 {
-	static const char suffixes[] = "KMGT";
-	const char *s, *p;
-	uint64_t v = 0;
+	const char *s;
+	uint64_t unused;
+	int rc;
 
 	if (PyLong_Check(value)) {
 		*out = PyLong_AsUnsignedLongLong(value);
@@ -213,38 +213,23 @@ static int limit_value(PyObject *value, int is_size, uint64_t *out)
 	s = PyUnicode_AsUTF8(value);
 	if (s == NULL)
 		return -1;
-	if (strcmp(s, "unlimited") == 0) {
-		*out = UINT64_MAX;
-		return 0;
+	rc = iso_limit_parse(s, which, out);
+	if (rc == -ERANGE) {
+		PyErr_Format(PyExc_ValueError, "limit value %R is too large", value);
+		return -1;
 	}
-	for (p = s; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			goto range;
-		v = v * 10 + (uint64_t)(*p - '0');
+	if (rc < 0) {
+		/* The library, asked with "1K", says whether this limit
+		 * takes a suffix. */
+		PyErr_Format(PyExc_ValueError,
+			     "limit value %R: expected a number%s or 'unlimited'",
+			     value,
+			     iso_limit_parse("1K", which, &unused) == 0
+				     ? " (K/M/G/T suffix allowed)"
+				     : "");
+		return -1;
 	}
-	if (p == s)
-		goto bad;
-	if (*p != '\0') {
-		const char *suffix = strchr(suffixes, *p);
-		unsigned shift;
-
-		if (!is_size || suffix == NULL || p[1] != '\0')
-			goto bad;
-		shift = 10 * (unsigned)(suffix - suffixes + 1);
-		if (v > UINT64_MAX >> shift)
-			goto range;
-		v <<= shift;
-	}
-	*out = v;
 	return 0;
-bad:
-	PyErr_Format(PyExc_ValueError,
-		     "limit value %R: expected a number%s or 'unlimited'", value,
-		     is_size ? " (K/M/G/T suffix allowed)" : "");
-	return -1;
-range:
-	PyErr_Format(PyExc_ValueError, "limit value %R is too large", value);
-	return -1;
 }
 
 static int set_one_limit(iso_spec *spec, const char *name, PyObject *value,
@@ -260,10 +245,7 @@ static int set_one_limit(iso_spec *spec, const char *name, PyObject *value,
 			     name);
 		return -1;
 	}
-	if (limit_value(value,
-			which == ISO_LIMIT_AS || which == ISO_LIMIT_FSIZE ||
-				which == ISO_LIMIT_STACK,
-			&v) < 0)
+	if (limit_value(value, (enum iso_limit)which, &v) < 0)
 		return -1;
 	if (iso_spec_set_limit(spec, (enum iso_limit)which, v) < 0)
 		return spec_error(name, -EINVAL);

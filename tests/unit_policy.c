@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -925,6 +926,27 @@ START_TEST(limit_number_out_of_range)
 }
 END_TEST
 
+/* Only the word "unlimited" means RLIM_INFINITY: a number the library's
+ * iso_limit_parse() reads as UINT64_MAX, or as anything above LLONG_MAX,
+ * is refused, with or without a suffix. */
+START_TEST(limit_number_as_large_as_rlim_infinity_is_refused)
+{
+	refused(RULE_HEAD "limit nofile 18446744073709551615\n",
+		NAME ":4: expected a positive count or 'unlimited' after "
+		     "'limit nofile', got '18446744073709551615'");
+	refused(RULE_HEAD "limit as 9223372036854775808\n",
+		NAME ":4: expected a positive number of bytes (suffix K, M, "
+		     "G or T allowed) or 'unlimited' after 'limit as', got "
+		     "'9223372036854775808'");
+	refused(RULE_HEAD "limit shm 16777215T\n",
+		NAME ":4: expected a value of at most 9223372036854775807 "
+		     "bytes after 'limit shm', got '16777215T'");
+	accepted(RULE_HEAD "limit as 9223372036854775807\nlimit fsize 8388607T\n}\n");
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], LLONG_MAX);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_FSIZE], UINT64_C(8388607) << 40);
+}
+END_TEST
+
 START_TEST(forward_name_outside_allow_list)
 {
 	refused(RULE_HEAD "forward LANG HOME\n",
@@ -1272,6 +1294,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, limit_suffix_on_a_count);
 	tcase_add_test(bad, limit_overflow);
 	tcase_add_test(bad, limit_number_out_of_range);
+	tcase_add_test(bad, limit_number_as_large_as_rlim_infinity_is_refused);
 	tcase_add_test(bad, forward_name_outside_allow_list);
 	tcase_add_test(bad, bad_override_name);
 	tcase_add_test(bad, override_of_channel_name);

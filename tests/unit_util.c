@@ -1,6 +1,7 @@
 /*
  * unit_util.c - the shared primitives of common/util.c, no privilege
- * needed: reasons, the path normal form, descriptor passing.
+ * needed: reasons, the path normal form, descriptor passing; and the one
+ * spelling of a limit's value (common/names.c).
  */
 #include "config.h"
 
@@ -9,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "isospawn.h"
 #include "util.h"
 
 /* Linux 6.5; older headers lack the name. */
@@ -151,6 +154,106 @@ START_TEST(strv_is_one_allocation_of_copies)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Limit values                                                        */
+
+/* text for `which`: 0 and *value, or the error with *value untouched. */
+static int limit_parse(const char *text, enum iso_limit which, uint64_t *value)
+{
+	uint64_t v = 42;
+	int rc = iso_limit_parse(text, which, &v);
+
+	if (rc < 0)
+		ck_assert_msg(v == 42, "'%s' failed (%d) but set %ju", text, rc, (uintmax_t)v);
+	*value = v;
+	return rc;
+}
+
+START_TEST(limit_suffixes_are_powers_of_1024_for_byte_limits)
+{
+	static const enum iso_limit bytes[] = { ISO_LIMIT_AS, ISO_LIMIT_FSIZE, ISO_LIMIT_STACK,
+						ISO_LIMIT_SCRATCH, ISO_LIMIT_SHM };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
+		ck_assert_int_eq(limit_parse("12", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, 12);
+		ck_assert_int_eq(limit_parse("1K", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, 1024);
+		ck_assert_int_eq(limit_parse("64M", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, UINT64_C(64) << 20);
+		ck_assert_int_eq(limit_parse("3G", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, UINT64_C(3) << 30);
+		ck_assert_int_eq(limit_parse("2T", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, UINT64_C(2) << 40);
+		ck_assert_int_eq(limit_parse("007K", bytes[i], &v), 0);
+		ck_assert_uint_eq(v, 7 * 1024);
+	}
+}
+END_TEST
+
+START_TEST(limit_suffix_refused_for_seconds_and_counts)
+{
+	static const enum iso_limit counts[] = { ISO_LIMIT_CPU, ISO_LIMIT_NOFILE, ISO_LIMIT_NPROC };
+	static const char *const suffixed[] = { "1K", "5M", "1G", "1T" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		for (size_t j = 0; j < sizeof(suffixed) / sizeof(suffixed[0]); j++)
+			ck_assert_int_eq(limit_parse(suffixed[j], counts[i], &v), -EINVAL);
+		ck_assert_int_eq(limit_parse("64", counts[i], &v), 0);
+		ck_assert_uint_eq(v, 64);
+	}
+}
+END_TEST
+
+START_TEST(limit_unlimited_is_uint64_max_for_every_limit)
+{
+	uint64_t v;
+
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
+		ck_assert_int_eq(limit_parse("unlimited", (enum iso_limit)i, &v), 0);
+		ck_assert_uint_eq(v, UINT64_MAX);
+	}
+	/* The number is a number: that only the word means RLIM_INFINITY is
+	 * the policy's rule, not this function's. */
+	ck_assert_int_eq(limit_parse("18446744073709551615", ISO_LIMIT_NOFILE, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(limit_above_64_bits_is_erange)
+{
+	uint64_t v;
+
+	ck_assert_int_eq(limit_parse("16777216T", ISO_LIMIT_AS, &v), -ERANGE);
+	ck_assert_int_eq(limit_parse("17179869184G", ISO_LIMIT_AS, &v), -ERANGE);
+	ck_assert_int_eq(limit_parse("18446744073709551616", ISO_LIMIT_AS, &v), -ERANGE);
+	ck_assert_int_eq(limit_parse("99999999999999999999", ISO_LIMIT_CPU, &v), -ERANGE);
+	ck_assert_int_eq(limit_parse("99999999999999999999K", ISO_LIMIT_AS, &v), -ERANGE);
+	/* The largest of each. */
+	ck_assert_int_eq(limit_parse("16777215T", ISO_LIMIT_AS, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX - ((UINT64_C(1) << 40) - 1));
+	ck_assert_int_eq(limit_parse("18446744073709551615", ISO_LIMIT_AS, &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(limit_other_spellings_are_einval)
+{
+	static const char *const bad[] = { "", "12X", "1KK", "-1", " 1", "+1", "1 ", "1k",
+					   "K", "1.5G", "0x10", "Unlimited", "unlimited ",
+					   "1 K", "1K ", "99999999999999999999X" };
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(limit_parse(bad[i], ISO_LIMIT_AS, &v) == -EINVAL, "'%s'", bad[i]);
+	ck_assert_int_eq(limit_parse(NULL, ISO_LIMIT_AS, &v), -EINVAL);
+	ck_assert_int_eq(limit_parse("1", ISO_LIMIT_COUNT, &v), -EINVAL);
+	ck_assert_int_eq(limit_parse("1", (enum iso_limit)-1, &v), -EINVAL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Descriptor passing                                                  */
 
 START_TEST(recv_keeps_what_it_asks_for_and_closes_the_rest)
@@ -249,6 +352,11 @@ int main(void)
 	tcase_add_test(tc, path_normal_form_refuses_other_spellings_with_a_fault);
 	tcase_add_test(tc, path_of_path_max_bytes_is_too_long);
 	tcase_add_test(tc, strv_is_one_allocation_of_copies);
+	tcase_add_test(tc, limit_suffixes_are_powers_of_1024_for_byte_limits);
+	tcase_add_test(tc, limit_suffix_refused_for_seconds_and_counts);
+	tcase_add_test(tc, limit_unlimited_is_uint64_max_for_every_limit);
+	tcase_add_test(tc, limit_above_64_bits_is_erange);
+	tcase_add_test(tc, limit_other_spellings_are_einval);
 	tcase_add_test(tc, recv_keeps_what_it_asks_for_and_closes_the_rest);
 	tcase_add_test(tc, recv_closes_a_pidfd_it_did_not_ask_for);
 	tcase_add_test(tc, recv_reports_a_datagram_longer_than_the_buffer);

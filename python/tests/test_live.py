@@ -174,6 +174,19 @@ def test_limits_reach_the_guest():
     assert done.stdout.split() == [b"1073741824", b"64"]
 
 
+def test_tmp_and_dev_shm_sizes_take_a_suffix():
+    # scratch and shm are byte limits as much as as is: "1M" is read by
+    # the library's one parser, iso_limit_parse(), like the CLI's --limit.
+    done = isospawn.run(py("""
+        import os
+        for d in ("/tmp", "/dev/shm"):
+            st = os.statvfs(d)
+            print(st.f_blocks * st.f_frsize)
+        """), limits={"scratch": "1M", "shm": "2M"}, capture_output=True,
+        check=True)
+    assert done.stdout.split() == [b"1048576", b"2097152"]
+
+
 # --- identity -------------------------------------------------------------
 
 def test_guest_uid_is_neither_root_nor_the_caller(conn):
