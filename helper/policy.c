@@ -73,7 +73,9 @@ struct parser {
 };
 
 /* Every parse error goes through here, so each names file and line. msg
- * never truncates: the words a message quotes all come from one line. */
+ * holds every word of one line with room to spare; only a message that
+ * also quotes another rule's file name (any path, for isospawnctl check)
+ * can be cut short, and then only its end. */
 static int __attribute__((format(printf, 2, 3)))
 fail(struct parser *p, const char *fmt, ...)
 {
