@@ -385,10 +385,8 @@ static int add_types(PyObject *m)
 static int add_constants(PyObject *m)
 {
 	static const char *const forwarded[] = { ISO_FORWARDED_NAMES };
-	static const char *const limits[] = { "cpu", "as", "nofile", "nproc",
-					      "fsize", "stack" };
 	size_t nf = sizeof(forwarded) / sizeof(forwarded[0]);
-	size_t nl = sizeof(limits) / sizeof(limits[0]);
+	size_t nl = ISO_LIMIT_COUNT;
 	PyObject *names = PyTuple_New((Py_ssize_t)nf);
 	PyObject *lims = PyTuple_New((Py_ssize_t)nl);
 	int rc = -1;
@@ -403,7 +401,8 @@ static int add_constants(PyObject *m)
 		PyTuple_SET_ITEM(names, (Py_ssize_t)i, s);
 	}
 	for (size_t i = 0; i < nl; i++) {
-		PyObject *s = PyUnicode_FromString(limits[i]);
+		/* The library's names, in its order: scratch and shm too. */
+		PyObject *s = PyUnicode_FromString(iso_limit_name((enum iso_limit)i));
 
 		if (s == NULL)
 			goto out;

@@ -239,10 +239,13 @@ static int set_one_limit(iso_spec *spec, const char *name, PyObject *value,
 	uint64_t v;
 
 	if (which < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "unknown limit '%s' (cpu, as, nofile, nproc, fsize, "
-			     "stack)",
-			     name);
+		char known[128];
+		size_t o = 0;
+
+		for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+			o += (size_t)snprintf(known + o, sizeof(known) - o, "%s%s",
+					      i ? ", " : "", iso_limit_name((enum iso_limit)i));
+		PyErr_Format(PyExc_ValueError, "unknown limit '%s' (%s)", name, known);
 		return -1;
 	}
 	if (limit_value(value, (enum iso_limit)which, &v) < 0)

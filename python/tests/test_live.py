@@ -519,6 +519,14 @@ def test_dropping_a_guest_after_a_cancelled_wait_async_kills_it(conn):
 
 # --- argument checks -------------------------------------------------------
 
+def test_an_unknown_limit_is_refused_naming_every_known_one(conn):
+    with pytest.raises(ValueError) as info:
+        conn.spawn(["/bin/true"], limits={"bogus": 1})
+    assert str(info.value) == ("unknown limit 'bogus' (" +
+                               ", ".join(isospawn.LIMITS) + ")")
+    assert "scratch" in str(info.value) and "shm" in str(info.value)
+
+
 def test_bad_arguments_raise_before_anything_is_sent(conn):
     with pytest.raises(ValueError):
         conn.spawn([])

@@ -26,6 +26,12 @@ def test_forwarded_names_and_guest_path_are_the_c_library_s():
     assert isospawn.GUEST_PATH == "/usr/local/bin:/usr/bin:/bin"
 
 
+def test_limits_are_the_c_library_s_every_one():
+    # scratch (/tmp) and shm (/dev/shm) too: the module listed six.
+    assert isospawn.LIMITS == ("cpu", "as", "nofile", "nproc", "fsize",
+                               "stack", "scratch", "shm")
+
+
 def test_stdio_constants_are_subprocess_s():
     assert (isospawn.PIPE, isospawn.STDOUT, isospawn.DEVNULL) == (
         subprocess.PIPE, subprocess.STDOUT, subprocess.DEVNULL)
