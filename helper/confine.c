@@ -503,7 +503,9 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
  * as its /dev/shm, and semaphores and message queues (kernel memory: 2 MiB
  * a set of 32,000 semaphores, 32,000 sets; found by review) within the
  * kernel's historical limits. The kernel's defaults are all but
- * unbounded. */
+ * unbounded. write(), not dprintf(): the reaper runs this on the path of
+ * every spawn, and stdio's FILE would write to pages the reaper still
+ * shares with the helper, each write a copy-on-write fault. */
 int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 {
 	uint64_t bytes = plan->limits[ISO_LIMIT_SHM];
@@ -520,7 +522,7 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 	snprintf(all, sizeof all, "%llu", (unsigned long long)(bytes / (uint64_t)sysconf(_SC_PAGESIZE)));
 	for (size_t i = 0; rc == 0 && i < knobs; i++) {
 		fd = open(knob[i][0], O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || dprintf(fd, "%s", knob[i][1]) < 0)
+		if (fd < 0 || write(fd, knob[i][1], strlen(knob[i][1])) < 0)
 			rc = iso_why_errno(why, n, "%s", knob[i][0]);
 		if (fd >= 0)
 			close(fd);
