@@ -331,24 +331,32 @@ START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 }
 END_TEST
 
+/* A second lease of the caller's under rule is refused, naming `refusal`,
+ * while the first is held, and taken once the first is given back. */
+static void second_lease_waits_for_the_first(const struct iso_rule *rule, const char *refusal)
+{
+	struct iso_lease lease, second;
+	char why[256] = "";
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	ck_assert_msg(lease_acquire(rule, CALLER_UID, &lease, why, sizeof(why)) == 0, "lease: %s",
+		      why);
+	ck_assert_int_eq(lease_acquire(rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
+	ck_assert_msg(strstr(why, refusal) != NULL, "%s", why);
+	lease_release(&lease);
+	ck_assert_msg(lease_acquire(rule, CALLER_UID, &second, why, sizeof(why)) == 0,
+		      "lease once the first is given back: %s", why);
+	lease_release(&second);
+}
+
 /* Review finding 5: a lease holds one of the caller's 'guests' slots until
  * it is given back. */
 START_TEST(lease_holds_one_of_the_callers_slots)
 {
 	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID + 1,
 				 .guests_max = 1 };
-	struct iso_lease lease, second;
-	char why[256] = "";
 
-	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
-	ck_assert_msg(lease_acquire(&rule, CALLER_UID, &lease, why, sizeof(why)) == 0, "lease: %s",
-		      why);
-	ck_assert_int_eq(lease_acquire(&rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
-	ck_assert_msg(strstr(why, "'guests'") != NULL, "%s", why);
-	lease_release(&lease);
-	ck_assert_msg(lease_acquire(&rule, CALLER_UID, &second, why, sizeof(why)) == 0,
-		      "lease once the first is given back: %s", why);
-	lease_release(&second);
+	second_lease_waits_for_the_first(&rule, "'guests'");
 }
 END_TEST
 
@@ -364,6 +372,21 @@ START_TEST(lease_never_takes_the_callers_uid)
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
 	ck_assert_int_eq(lease_acquire(&rule, GUEST_UID, &lease, why, sizeof(why)), -EAGAIN);
 	ck_assert_msg(strstr(why, "is in use") != NULL, "%s", why);
+}
+END_TEST
+
+/* A uid is one live guest's: a pool of one uid, with room for two guests,
+ * gives the second lease nothing while the first holds it (each lease
+ * holds its file's lock through an open file of its own, as another
+ * helper's would), and the uid once it is given back. Without the lock,
+ * the second lease took the held uid and its sweep killed the first
+ * guest's processes. */
+START_TEST(lease_never_takes_a_uid_another_lease_holds)
+{
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
+				 .guests_max = 2 };
+
+	second_lease_waits_for_the_first(&rule, "is in use");
 }
 END_TEST
 
@@ -388,6 +411,7 @@ int main(void)
 	tcase_add_test(tc, lease_sweeps_every_uid_taken_from_the_pool);
 	tcase_add_test(tc, lease_holds_one_of_the_callers_slots);
 	tcase_add_test(tc, lease_never_takes_the_callers_uid);
+	tcase_add_test(tc, lease_never_takes_a_uid_another_lease_holds);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
