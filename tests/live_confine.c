@@ -961,6 +961,43 @@ START_TEST(live_network_none_cannot_reach_host_loopback)
 }
 END_TEST
 
+/* Landlock's network rules (ABI 4) cover TCP only: a UDP datagram to the
+ * host's loopback is stopped by the private network namespace alone. A
+ * socket of the caller's on 127.0.0.1 gets nothing from a guest of network
+ * none, and the same datagram from a guest of network host. */
+START_TEST(live_network_none_sends_no_datagram_to_host_loopback)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET,
+				    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	enum iso_network none = ISO_NETWORK_NONE, host = ISO_NETWORK_HOST;
+	socklen_t len = sizeof(addr);
+	char port[8], got[8];
+	const char *argv[] = { T_PROBE, "send-udp", "127.0.0.1", port, NULL };
+	struct pollfd p = { .events = POLLIN };
+	struct run r;
+	iso_conn *c;
+
+	become(T_CALLER);
+	p.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(p.fd >= 0 && bind(p.fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
+			      getsockname(p.fd, (struct sockaddr *)&addr, &len) == 0,
+		      "a UDP socket on loopback: %s", strerror(errno));
+	snprintf(port, sizeof(port), "%u", ntohs(addr.sin_port));
+	c = open_conn();
+	run_guest(c, argv, NULL, ask_network, &none, &r);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED, "outcome %d: %s", r.outcome, r.out);
+	ck_assert_msg(poll(&p, 1, 200) == 0, "a guest of network none reached the host's "
+		      "loopback: %zd bytes", recv(p.fd, got, sizeof(got), MSG_DONTWAIT));
+	/* The socket is real: with the host network the datagram comes. */
+	run_guest(c, argv, NULL, ask_network, &host, &r);
+	assert_allowed(&r, "send-udp with network host");
+	ck_assert_int_eq(poll(&p, 1, 2000), 1);
+	ck_assert_int_eq(recv(p.fd, got, sizeof(got), MSG_DONTWAIT), 5);
+	close(p.fd);
+	iso_close(c);
+}
+END_TEST
+
 START_TEST(live_network_none_only_rule_refuses_host_by_name)
 {
 	const char *argv[] = { T_PROBE, "connect", "127.0.0.1", listener_port, NULL };
@@ -1400,6 +1437,7 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_program_is_not_opened_through_a_proc_magic_link);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);
 	tcase_add_test(net, live_network_none_only_rule_refuses_host_by_name);
+	tcase_add_test(net, live_network_none_sends_no_datagram_to_host_loopback);
 	tcase_add_test(res, live_fork_bomb_stops_at_nproc_limit_leaving_nothing);
 	tcase_add_test(res, live_memory_bomb_stops_at_address_space_limit);
 	tcase_add_test(res, live_sysv_shared_memory_stays_within_the_shm_limit);

@@ -220,6 +220,25 @@ static int cmd_connect(char **argv)
 	return done(connect(fd, addr, len), "connected");
 }
 
+static int cmd_send_udp(char **argv)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	long long port = number(argv[1], 1, 65535);
+	int fd;
+
+	if (port < 0)
+		return 2;
+	if (inet_pton(AF_INET, argv[0], &in.sin_addr) != 1) {
+		fprintf(stderr, "probe: %s: not an IPv4 address\n", argv[0]);
+		return 2;
+	}
+	in.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return refused(errno);
+	return done(sendto(fd, "probe", 5, 0, (struct sockaddr *)&in, sizeof in), "sent");
+}
+
 static int cmd_connect_unix(char **argv)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
@@ -837,6 +856,7 @@ static const struct command {
 	{ "read", 1, 1, cmd_read, " PATH" },
 	{ "write", 1, 1, cmd_write, " PATH" },
 	{ "connect", 2, 2, cmd_connect, " IP PORT" },
+	{ "send-udp", 2, 2, cmd_send_udp, " IP PORT" },
 	{ "connect-unix", 1, 1, cmd_connect_unix, " PATH" },
 	{ "stat", 1, 1, cmd_stat, " PATH" },
 	{ "mount", 0, 0, cmd_mount, "" },
