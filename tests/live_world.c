@@ -445,6 +445,30 @@ START_TEST(live_symlinked_grant_is_refused)
 }
 END_TEST
 
+static void grant_behind_private(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, PRIVATE "/open"), 0);
+}
+
+/* A request's grant is opened with the guest's fsuid: a directory of
+ * 0755 below root's 0700 one, which the guest's uid cannot search, is
+ * not opened (EACCES), so its file never shows in the guest. Opened with
+ * root's fsuid, the grant was bound and the guest read the file. */
+START_TEST(live_grant_behind_a_directory_the_guest_cannot_search_fails_the_start)
+{
+	const char *argv[] = { "/bin/cat", PRIVATE "/open/f", NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run(argv, grant_behind_private, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(!strstr(r.out, "behind-0700"), "the guest read %s", r.out);
+	ck_assert_int_eq(r.outcome, ISO_OUTCOME_FAILED);
+	ck_assert_int_eq(r.code, EACCES);
+}
+END_TEST
+
 static void grant_cover_b(iso_spec *spec, void *arg)
 {
 	(void)arg;
@@ -791,6 +815,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_mount_and_umount_still_fail, no);
 	tcase_add_unless(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged, no);
 	tcase_add_unless(reach, live_symlinked_grant_is_refused, no);
+	tcase_add_unless(reach, live_grant_behind_a_directory_the_guest_cannot_search_fails_the_start, no);
 	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
 	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
 	tcase_add_unless(reach, live_rule_path_another_pool_uid_cannot_reach_fails_its_start, no);
