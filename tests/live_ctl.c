@@ -35,6 +35,7 @@
 
 #include "feature.h"
 #include "harness.h"
+#include "wire.h"
 
 #define CTL ISO_CTL_TEST_ROOT
 #define CTL_HELPER CTL "/isospawn-helper"
@@ -663,6 +664,80 @@ START_TEST(live_ctl_list_shows_a_guest_to_its_caller_and_root_not_another)
 }
 END_TEST
 
+/* As `uid`, without isospawnctl (which sends STOP only for a guest its own
+ * LIST showed): start the ctl helper on a socket of our own, as the library
+ * does, and send it one STOP for a guest's uid. Runs in the caller's
+ * process, whose socket the helper checks is its own. Exits with the
+ * reply's type, or SETUP_FAILED. */
+__attribute__((noreturn)) static void raw_stop(uint32_t guest_uid)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	struct iso_wire_msg m;
+	char why[256];
+	ssize_t n;
+	long len;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		_exit(SETUP_FAILED);
+	if (fork() == 0) {
+		if (dup2(sv[1], ISO_HELPER_FD) < 0)
+			_exit(SETUP_FAILED);
+		execl(CTL_HELPER, "isospawn-helper", (char *)NULL);
+		_exit(SETUP_FAILED);
+	}
+	close(sv[1]);
+	n = recv(sv[0], buf, sizeof(buf), 0);
+	if (n <= 0 || iso_wire_decode(buf, (size_t)n, &m, why, sizeof(why)) < 0 ||
+	    m.type != ISO_MSG_HELLO || m.u.hello.err != 0)
+		_exit(SETUP_FAILED);
+	m = (struct iso_wire_msg){ .type = ISO_MSG_STOP, .id = 1 };
+	m.u.stop.uid = guest_uid;
+	len = iso_wire_encode(&m, buf, sizeof(buf));
+	if (len <= 0 || send(sv[0], buf, (size_t)len, 0) != len)
+		_exit(SETUP_FAILED);
+	n = recv(sv[0], buf, sizeof(buf), 0);
+	if (n <= 0 || iso_wire_decode(buf, (size_t)n, &m, why, sizeof(why)) < 0)
+		_exit(SETUP_FAILED);
+	_exit(m.type);
+}
+
+static int raw_stop_as(uid_t uid, uint32_t guest_uid)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(SETUP_FAILED);
+		raw_stop(guest_uid);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != SETUP_FAILED,
+		      "raw_stop_as(%u): status %d", (unsigned)uid, status);
+	return WEXITSTATUS(status);
+}
+
+/* The helper itself refuses a STOP for another caller's guest: a caller
+ * that speaks the protocol need not ask isospawnctl, whose own list would
+ * never offer it. Against a helper that did not compare the record's
+ * caller, the guest was stopped. */
+START_TEST(live_ctl_helper_refuses_a_stop_of_another_callers_guest)
+{
+	struct kept k;
+
+	keep_guest(T_CALLER, &k);
+	ck_assert_int_eq(raw_stop_as(CTL_OTHER, (uint32_t)k.uid), ISO_MSG_REFUSED);
+	usleep(200000);
+	ck_assert_int_eq(processes_of(&k.uid, 1), 3);
+	/* The same message from the guest's own caller stops it. */
+	ck_assert_int_eq(raw_stop_as(T_CALLER, (uint32_t)k.uid), ISO_MSG_DONE);
+	drop_guest(&k);
+}
+END_TEST
+
 /* Review (correctness 7): a caller's program path reaches root's terminal
  * as the log shows it, in list and in stop: a byte a terminal may take for
  * a control sequence's start (0x9b, C1 CSI, which the wire lets through:
@@ -1138,6 +1213,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(guests, live_ctl_stop_ends_guest_with_grandchild_and_frees_its_uid);
 	tcase_add_test(guests, live_ctl_root_stops_any_guest_by_id);
 	tcase_add_test(guests, live_ctl_lease_record_is_root_only_and_holds_no_values);
+	tcase_add_test(guests, live_ctl_helper_refuses_a_stop_of_another_callers_guest);
 	tcase_add_test(guests, live_ctl_rule_shows_the_callers_rule_only);
 	tcase_add_test(guests, live_ctl_list_and_stop_escape_the_program_path);
 	tcase_add_test(guests, live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8);
