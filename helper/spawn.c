@@ -137,7 +137,7 @@ static void exec_program(int prog, const char *const *argv,
 {
 	sigset_t none;
 
-	/* Signals forwarded during the set-up waited, blocked (clone_reaper);
+	/* Signals forwarded during the set-up waited, blocked (factory_main);
 	 * from here they act as they will on the program. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -236,7 +236,7 @@ static noreturn void reaper_fail(int fd, enum iso_stage stage, int err,
 }
 
 /* Once the guest exists: forward every signal to it. Until then every
- * signal stays blocked (clone_reaper) and waits: the kernel drops a signal
+ * signal stays blocked (factory_main) and waits: the kernel drops a signal
  * to pid 1 of a namespace that has no handler for it. So an iso_kill()
  * right after iso_spawn() is not lost. */
 static void reaper_signals(void)
@@ -422,45 +422,101 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	reaper_wait(pid, report_fd);
 }
 
-/* Start the spare: a reaper that waits for its guest's request
- * (reaper_main). */
+/*
+ * The reaper factory: a child of the helper, forked once, that clones each
+ * reaper as the helper's child (CLONE_PARENT) and hands back its pidfd and
+ * socket. The helper itself then forks nothing per guest, so no fork
+ * leaves its pages copy-on-write, each of its writes after one a fault on
+ * the path of the next request. Each reaper is a copy of the factory, which
+ * keeps only what every reaper needs (reaper_fds) and starts them with
+ * every signal blocked (reaper_signals). It ends with the helper: at end of
+ * file on its socket, or killed when the helper dies.
+ */
+static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
+{
+	struct clone_args args = { .flags = CLONE_PIDFD | CLONE_PARENT | CLONE_NEWPID |
+						CLONE_NEWIPC };
+	struct pollfd helper = { .fd = ctx->helper_pidfd, .events = POLLIN };
+	int size = ISO_WIRE_MAX + 4096; /* the request comes whole, however large */
+	int sp[2], pidfd = -1;
+	sigset_t all;
+	long pid;
+	char ask;
+
+	reaper_fds(ctx, sock);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&helper, 1, 0) != 0)
+		_exit(1);
+	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	while (recv(sock, &ask, 1, 0) == 1) {
+		/* Own PID namespace: nothing the guest starts outlives it. Own
+		 * IPC namespace: no SysV/POSIX IPC object is shared with other
+		 * guests or the host. (The network namespace follows the
+		 * request.) */
+		sp[0] = sp[1] = -1;
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+		    setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0 ||
+		    (pid = syscall(SYS_clone3, &args, sizeof(args))) < 0)
+			pid = -errno;
+		if (pid == 0)
+			reaper_main(ctx, sp[1]);
+		/* The reaper's pid, or -errno; with its pidfd and socket. */
+		(void)iso_send_fds(sock, &pid, sizeof(pid), 0, (int[]){ pidfd, sp[0] },
+				   pid > 0 ? 2 : 0);
+		if (pid > 0)
+			close(pidfd);
+		iso_close_fds(sp, 2);
+	}
+	_exit(0);
+}
+
+/* The factory is gone (or the connection ends): reap it. */
+static void drop_factory(struct iso_spawn_ctx *ctx)
+{
+	close(ctx->factory_fd);
+	while (waitpid(ctx->factory_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	ctx->factory_pid = 0;
+}
+
+/* Start the spare, from the factory (forked now if there is none): a
+ * reaper that waits for its guest's request (reaper_main). */
 static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 {
-	struct clone_args args = { 0 };
-	sigset_t all, old;
-	int sp[2] = { -1, -1 }, pidfd = -1, rc; /* the helper's end, the reaper's */
-	int size = ISO_WIRE_MAX + 4096;
-	long pid;
+	int sp[2], fds[2] = { -1, -1 };
+	size_t nfds = 0;
+	unsigned seen;
+	long pid = 0;
 
-	/* The request comes whole, however large. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
-	    setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0) {
-		rc = iso_why_errno(why, n, "reaper socketpair");
-		iso_close_fds(sp, 2);
-		return rc;
+	if (ctx->factory_pid == 0) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+			return iso_why_errno(why, n, "reaper factory socketpair");
+		if ((ctx->factory_pid = fork()) == 0)
+			factory_main(ctx, sp[1]);
+		close(sp[1]);
+		if (ctx->factory_pid < 0) {
+			ctx->factory_pid = 0;
+			close(sp[0]);
+			return iso_why_errno(why, n, "fork of the reaper factory");
+		}
+		ctx->factory_fd = sp[0];
 	}
-	/* Own PID namespace: nothing the guest starts outlives it. Own IPC
-	 * namespace: no SysV/POSIX IPC object is shared with other guests
-	 * or the host. (The network namespace follows the request.) */
-	args.flags = CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWIPC;
-	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	args.exit_signal = SIGCHLD;
-	/* The reaper starts with every signal blocked (see reaper_signals). */
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == 0)
-		reaper_main(ctx, sp[1]);
-	rc = pid < 0 ? iso_why_errno(why, n, "clone3") : 0;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(sp[1]);
-	if (rc < 0) {
-		close(sp[0]);
-		return rc;
+	if (send(ctx->factory_fd, "", 1, MSG_NOSIGNAL) != 1 ||
+	    iso_recv_fds(ctx->factory_fd, &pid, sizeof(pid), 0, fds, 2, &nfds, &seen) !=
+		    sizeof(pid)) {
+		iso_close_fds(fds, nfds);
+		drop_factory(ctx);
+		return iso_why(why, n, EPIPE, "the reaper factory went");
+	}
+	if (pid <= 0 || nfds != 2) {
+		iso_close_fds(fds, nfds);
+		errno = pid < 0 ? (int)-pid : EIO;
+		return iso_why_errno(why, n, "clone3 of a reaper");
 	}
 	ctx->spare.pid = (pid_t)pid;
-	ctx->spare.pidfd = pidfd;
-	ctx->spare.report_fd = sp[0];
+	ctx->spare.pidfd = fds[0];
+	ctx->spare.report_fd = fds[1];
 	return 0;
 }
 
@@ -641,6 +697,8 @@ void spawn_release(struct iso_spawn_ctx *ctx)
 {
 	if (ctx->spare.pid > 0)
 		drop_spare(ctx);
+	if (ctx->factory_pid > 0)
+		drop_factory(ctx);
 	while (ctx->nidle > 0)
 		lease_release(&ctx->idle[--ctx->nidle]);
 }

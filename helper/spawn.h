@@ -42,6 +42,8 @@ struct iso_spawn_ctx {
 	size_t nidle;
 	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
 				   * no lease until it has one */
+	pid_t factory_pid;	  /* what clones the reapers (0: none yet) */
+	int factory_fd;		  /* its socket */
 };
 
 /* Once per connection: what every spawn needs; *ctx is zero when called

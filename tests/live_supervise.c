@@ -1582,6 +1582,32 @@ START_TEST(live_reaper_made_ahead_carries_nothing_between_guests)
 }
 END_TEST
 
+/* The reaper factory (spawn.c, factory_main) is forked at a connection's
+ * first guest, while the helper holds that guest's stdio: it must not keep
+ * them, or the guest's output would not end with the guest. */
+START_TEST(live_reaper_factory_keeps_no_descriptor_of_the_first_guest)
+{
+	static const char *const argv[] = { "/bin/sh", "-c", "echo first", NULL };
+	char out[64];
+	iso_guest *g = NULL;
+	iso_conn *conn;
+	int p[2];
+
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ck_assert_int_eq(start(conn, argv, 0, p[1], &g), 0);
+	close(p[1]);
+	ck_assert_msg(read_to_eof(p[0], out, sizeof(out), 4000) >= 0,
+		      "the first guest's output did not end with it (%s)", out);
+	ck_assert_str_eq(out, "first\n");
+	must_end(g, 10000);
+	iso_guest_free(g);
+	close(p[0]);
+	iso_close(conn);
+}
+END_TEST
+
 static int spawn_and_reap(iso_conn *conn, int out)
 {
 	const char *argv[] = { T_PROBE, "exit", "0", NULL };
@@ -2355,6 +2381,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(growth, live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged);
 #endif
 	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
+	tcase_add_test(status, live_reaper_factory_keeps_no_descriptor_of_the_first_guest);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
