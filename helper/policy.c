@@ -96,18 +96,18 @@ static int out_of_memory(struct parser *p)
 /* ---- Words ---- */
 
 /* The number the len bytes at s spell: decimal digits only (strtoull
- * alone would also take "+5", " 5" and "-5"), at most max and LLONG_MAX.
- * The byte at s + len is not a digit (a word's end or '-'), so strtoull
- * stops there. */
-static int parse_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
+ * alone would also take "+5", " 5" and "-5"), at most max. The byte at
+ * s + len is not a digit (a word's end or '-'), so strtoull stops there.
+ * Every max is at most UINT32_MAX, so the ULLONG_MAX strtoull gives a
+ * number too large for it is above max too. */
+static int parse_decimal(const char *s, size_t len, uint32_t max, uint64_t *out)
 {
 	unsigned long long value;
 
 	if (len == 0 || strspn(s, "0123456789") != len)
 		return -1;
-	errno = 0;
 	value = strtoull(s, NULL, 10);
-	if (errno != 0 || value > max || value > LLONG_MAX)
+	if (value > max)
 		return -1;
 	*out = value;
 	return 0;
@@ -204,7 +204,7 @@ static int parse_number(struct parser *p, const struct keyword *kw, char *const 
 
 	if ((rc = want_args(p, arg, narg, 1, 1, kw->what)) < 0)
 		return rc;
-	if (parse_decimal(arg[0], strlen(arg[0]), (uint64_t)kw->max, &value) < 0 || value < 1)
+	if (parse_decimal(arg[0], strlen(arg[0]), (uint32_t)kw->max, &value) < 0 || value < 1)
 		return fail(p, "expected %s from 1 to %d after '%s', got '%s'", kw->what, kw->max,
 			    kw->name, arg[0]);
 	*(int *)((char *)p->rule + kw->field) = (int)value;
@@ -372,13 +372,10 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		return fail(p, "expected each limit once per rule, got a second 'limit %s' "
 			    "(first at line %u)", arg[0], p->limit_seen[which]);
 	p->limit_seen[which] = p->line;
-	if (strcmp(arg[1], "unlimited") == 0) {
-		r->ceiling[which] = UINT64_MAX;
-		return 0;
-	}
-	/* Bounded below RLIM_INFINITY, which only "unlimited" may mean. */
+	/* Bounded below RLIM_INFINITY, which only "unlimited" may mean: the
+	 * library reads that word as UINT64_MAX, and so it is stored. */
 	rc = iso_limit_parse(arg[1], which, &value);
-	if (rc == 0 && value > LLONG_MAX)
+	if (rc == 0 && value > LLONG_MAX && strcmp(arg[1], "unlimited") != 0)
 		rc = -ERANGE;
 	/* Too large by its suffix: named with the bound. Too many digits are
 	 * no number at all. (No word is empty.) */
@@ -410,7 +407,7 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 	def = max;
 	lo = max > 0 ? 1 : 0;
 	hi = max > 0 ? max : ISO_POLICY_TIMEOUT_MAX;
-	if (narg == 2 && (parse_decimal(arg[1], strlen(arg[1]), hi, &def) < 0 || def < lo))
+	if (narg == 2 && (parse_decimal(arg[1], strlen(arg[1]), (uint32_t)hi, &def) < 0 || def < lo))
 		return fail(p, "expected DEFAULT from %" PRIu64 " to %" PRIu64 " seconds after "
 			    "'timeout %s', got '%s'", lo, hi, arg[0], arg[1]);
 	r->timeout_max_ms = max * 1000;
