@@ -463,9 +463,9 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 		rc = set_limit(RLIMIT_NICE, "nice", 0, why, n);
 	/* Locked memory: the kernel's historical 64 KiB lets a program lock
 	 * a key in memory but not pin the host's RAM, whatever AS says. Only
-	 * ever lowered: raising a hard limit needs privilege. */
-	if (rc == 0 && getrlimit(RLIMIT_MEMLOCK, &memlock) < 0)
-		rc = iso_why_errno(why, n, "rlimit memlock");
+	 * ever lowered: raising a hard limit needs privilege. getrlimit()
+	 * fails only for an unknown resource or a bad pointer. */
+	(void)getrlimit(RLIMIT_MEMLOCK, &memlock);
 	if (rc == 0)
 		rc = set_limit(RLIMIT_MEMLOCK, "memlock",
 			       memlock.rlim_max < 64 * 1024 ? memlock.rlim_max

@@ -71,11 +71,10 @@ static int open_std_fds(char *why, size_t n)
 		if (fcntl(fd, F_GETFD) >= 0)
 			continue;
 		/* A closed stdio fd would be reused by the next open(); a
-		 * later write "to stderr" would then land in that file. */
-		int null = open("/dev/null", O_RDWR);
-		if (null != fd)
-			return iso_why(why, n, EIO, "cannot open /dev/null as fd %d: %s", fd,
-				       null < 0 ? strerror(errno) : "unexpected fd");
+		 * later write "to stderr" would then land in that file. The
+		 * lowest free descriptor is fd: those below it are open. */
+		if (open("/dev/null", O_RDWR) < 0)
+			return iso_why_errno(why, n, "cannot open /dev/null as fd %d", fd);
 	}
 	return 0;
 }

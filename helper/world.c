@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <linux/openat2.h>
 
 #include "confine.h"
@@ -57,17 +58,17 @@
 
 #define RO (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 #define RW (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
-#define PIPEFS_MAGIC 0x50495045
 
-/* A detached tmpfs of `size`, its root 0755 and its maker's: the fsuid's,
- * which is also the gid (root's, or the guest's); its fd, or -1. */
-static int fresh_tmpfs(const char *size)
+/* A detached tmpfs of 16 KiB (mount points only), its root 0755 and its
+ * maker's: the fsuid's, which is also the gid (root's, or the guest's); its
+ * fd, or -1. */
+static int fresh_tmpfs(void)
 {
 	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1;
 	char owner[16];
 
 	snprintf(owner, sizeof owner, "%d", setfsuid((uid_t)-1));
-	if (fs >= 0 && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) == 0 &&
+	if (fs >= 0 && fsconfig(fs, FSCONFIG_SET_STRING, "size", "16k", 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_SET_STRING, "uid", owner, 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_SET_STRING, "gid", owner, 0) == 0 &&
@@ -101,7 +102,7 @@ static int cover(int dir)
 		errno = ENOTEMPTY;
 		return -1;
 	}
-	t = fresh_tmpfs("16k");
+	t = fresh_tmpfs();
 
 	if (t >= 0 && move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH |
 				 MOVE_MOUNT_T_EMPTY_PATH) < 0) {
@@ -277,7 +278,7 @@ static int make_dev(int root, char *why, size_t n)
 	/* Device nodes work here (no nodev); nothing executes. */
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC,
 				 .attr_clr = MOUNT_ATTR_NODEV };
-	int dev = fresh_tmpfs("16k"), rc = 0;
+	int dev = fresh_tmpfs(), rc = 0;
 
 	if (dev < 0)
 		rc = iso_why_errno(why, n, "/dev: tmpfs");
@@ -452,11 +453,11 @@ static int open_stdio_pipes(const struct iso_plan *plan, char *why, size_t n)
 	struct statfs fs;
 	int fl;
 
+	/* A closed descriptor (-1) fails fstatfs(). */
 	for (int i = 0; i < 3; i++)
-		if (plan->stdio[i] >= 0 && fstatfs(plan->stdio[i], &fs) == 0 &&
-		    fs.f_type == PIPEFS_MAGIC && fstat(plan->stdio[i], &st[i]) == 0 &&
-		    (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 && !(fl & O_PATH) &&
-		    (fl & O_ACCMODE) <= O_RDWR)
+		if (fstatfs(plan->stdio[i], &fs) == 0 && fs.f_type == PIPEFS_MAGIC &&
+		    fstat(plan->stdio[i], &st[i]) == 0 && (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 &&
+		    !(fl & O_PATH) && (fl & O_ACCMODE) <= O_RDWR)
 			held[i] = by_mode[fl & O_ACCMODE];
 	for (int i = 0; i < 3; i++) {
 		mode = 0;
