@@ -477,7 +477,9 @@ _Static_assert(COUNT(keywords) <= COUNT(((struct parser *)0)->seen),
 
 /* ---- Rules ---- */
 
-/* "user:NAME", "user:#UID", "group:NAME" or "group:#GID". */
+/* What a rule matches, in the words of its messages. */
+#define MATCHES "user:NAME, user:#UID, group:NAME or group:#GID"
+
 static int parse_match(struct parser *p, struct iso_rule *r, const char *word)
 {
 	const char *kind = strncmp(word, "user:", 5) == 0    ? "user"
@@ -487,8 +489,7 @@ static int parse_match(struct parser *p, struct iso_rule *r, const char *word)
 	uint64_t number;
 
 	if (kind == NULL)
-		return fail(p, "expected user:NAME, user:#UID, group:NAME or group:#GID after "
-			    "'rule', got '%s'", word);
+		return fail(p, "expected " MATCHES " after 'rule', got '%s'", word);
 	r->match = kind[0] == 'u' ? ISO_MATCH_USER : ISO_MATCH_GROUP;
 	id = word + strlen(kind) + 1;
 	if (id[0] == '#') {
@@ -519,8 +520,7 @@ static int open_rule(struct parser *p, char *const *word, size_t nword)
 	struct iso_rule *r;
 
 	if (nword < 2)
-		return fail(p, "expected user:NAME, user:#UID, group:NAME or group:#GID after "
-			    "'rule', got end of line");
+		return fail(p, "expected " MATCHES " after 'rule', got end of line");
 	if (nword < 3)
 		return fail(p, "expected '{' after 'rule %s', got end of line", word[1]);
 	if (strcmp(word[2], "{") != 0)
