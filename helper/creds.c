@@ -136,22 +136,23 @@ int state_prepare(char *why, size_t n)
 
 /* An exclusive flock on `path` (made if missing), which the kernel drops
  * if the helper dies, on an empty file: what a helper that died left in
- * it (a lease's record) goes. The descriptor, -EAGAIN when another holds
- * it, or -errno. */
-static int lock_file(const char *path)
+ * it (a lease's record) goes. The descriptor, or -errno with a reason
+ * naming path: -EAGAIN (flock's EWOULDBLOCK, the same on Linux) when
+ * another holds it. */
+static int lock_file(const char *path, char *why, size_t n)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int err;
+	int rc;
 
 	if (fd < 0)
-		return -errno;
+		return iso_why_errno(why, n, "%s", path);
 	/* Made by an older helper with its caller's group: root's now. */
 	(void)!fchown(fd, 0, 0);
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ftruncate(fd, 0) == 0)
 		return fd;
-	err = errno == EWOULDBLOCK ? EAGAIN : errno;
+	rc = iso_why_errno(why, n, "%s", path);
 	close(fd);
-	return -err;
+	return rc;
 }
 
 int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n)
@@ -165,10 +166,10 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
 
 		snprintf(path, sizeof(path), "%s/%u.%s%u", CALLER_DIR, (unsigned)caller, what,
 			 (unsigned)slot);
-		if ((fd = lock_file(path)) >= 0)
+		if ((fd = lock_file(path, why, n)) >= 0)
 			next = slot + 1;
 		if (fd != -EAGAIN)
-			return fd >= 0 ? fd : iso_why(why, n, -fd, "%s: %s", path, strerror(-fd));
+			return fd;
 	}
 	return iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as many as its rule's "
 		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
@@ -217,7 +218,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		if (lease->uid == 0 || lease->uid == (uid_t)-1 || lease->uid == caller)
 			continue;
 		snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, (unsigned)lease->uid);
-		fd = lock_file(path);
+		fd = lock_file(path, why, n);
 	}
 	if (fd >= 0) {
 		lease->lock_fd = fd;
@@ -226,8 +227,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 	}
 	close(lease->slot_fd);
 	if (fd != -EAGAIN)
-		return iso_why(why, n, -fd, "lease of uid %u: %s", (unsigned)lease->uid,
-			       strerror(-fd));
+		return fd;
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
 		       (unsigned)rule->pool_first, (unsigned)rule->pool_last);
 }
