@@ -176,9 +176,8 @@ int hygiene_cgroup(char *why, size_t n)
 {
 	static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
 	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.freeze" };
-	char line[PATH_MAX] = "", dir[2 * PATH_MAX], file[2 * PATH_MAX + 16];
+	char line[PATH_MAX] = "", *cgroup = line + 3, file[2 * PATH_MAX];
 	const char *mount = NULL;
-	size_t top;
 	struct statfs fs;
 	struct stat st;
 	FILE *f;
@@ -193,12 +192,13 @@ int hygiene_cgroup(char *why, size_t n)
 	fclose(f);
 	if (strncmp(line, "0::/", 4) != 0)
 		return 0;
+	/* The helper's cgroup, then each above it; the root's path is "". */
 	line[strcspn(line, "\n")] = '\0';
-	top = (size_t)snprintf(dir, sizeof(dir), "%s", mount);
-	snprintf(dir + top, sizeof(dir) - top, "%s", strcmp(line, "0::/") ? line + 3 : "");
+	if (strcmp(cgroup, "/") == 0)
+		*cgroup = '\0';
 	for (;;) {
 		for (size_t i = 0; i < COUNT(files); i++) {
-			snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+			snprintf(file, sizeof(file), "%s%s/%s", mount, cgroup, files[i]);
 			if (stat(file, &st) < 0) {
 				/* The root has no cgroup.freeze; every cgroup has
 				 * the other two. */
@@ -212,9 +212,9 @@ int hygiene_cgroup(char *why, size_t n)
 					       "its guests' deadlines (connect through isospawn.socket)",
 					       file, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		}
-		if (strlen(dir) == top)
+		if (*cgroup == '\0')
 			return 0;
-		*strrchr(dir, '/') = '\0';
+		*strrchr(cgroup, '/') = '\0';
 	}
 }
 

@@ -423,12 +423,11 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 		*prog = -1;
 	}
 	for (int l = 0; l < 2; l++)
-		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++) {
+		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++, t++) {
 			/* No link at all (so no magic link either).
 			 * CAP_SYS_ADMIN is not among what fsuid drops. */
 			trees[t] = clone_tree(*p, RESOLVE_NO_SYMLINKS, l ? RW : RO, why, n);
 			rc = trees[t] < 0 ? trees[t] : 0;
-			t++;
 		}
 	(void)fs_ids(0, NULL, 0);
 	return rc;
