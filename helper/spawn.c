@@ -471,13 +471,14 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 	_exit(0);
 }
 
-/* The factory is gone (or the connection ends): reap it. */
-static void drop_factory(struct iso_spawn_ctx *ctx)
+/* Close the socket of the factory or of an unused spare, which then
+ * exits at once (if it has not already gone), and reap it. */
+static void drop_child(pid_t *pid, int sock)
 {
-	close(ctx->factory_fd);
-	while (waitpid(ctx->factory_pid, NULL, 0) < 0 && errno == EINTR)
+	close(sock);
+	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	ctx->factory_pid = 0;
+	*pid = 0;
 }
 
 /* Start the spare, from the factory (forked now if there is none): a
@@ -506,7 +507,7 @@ static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 	    iso_recv_fds(ctx->factory_fd, &pid, sizeof(pid), 0, fds, 2, &nfds, &seen) !=
 		    sizeof(pid)) {
 		iso_close_fds(fds, nfds);
-		drop_factory(ctx);
+		drop_child(&ctx->factory_pid, ctx->factory_fd);
 		return iso_why(why, n, EPIPE, "the reaper factory went");
 	}
 	if (pid <= 0 || nfds != 2) {
@@ -572,16 +573,6 @@ static int take_channel(int report_fd, int *chan, char *why, size_t n)
 	return 0;
 }
 
-/* The unused spare goes: its socket closed, it exits at once. */
-static void drop_spare(struct iso_spawn_ctx *ctx)
-{
-	close(ctx->spare.report_fd);
-	while (waitpid(ctx->spare.pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	close(ctx->spare.pidfd);
-	ctx->spare.pid = 0;
-}
-
 /* Hand the spare its guest: the leased uid, then the request with its
  * descriptors; the spare becomes the child's reaper. 0, or -EPIPE when
  * the spare went (killed, say). */
@@ -592,7 +583,8 @@ static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
 
 	if (send(ctx->spare.report_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
 	    iso_send_fds(ctx->spare.report_fd, request, len, 0, fds, nfds) < 0) {
-		drop_spare(ctx);
+		drop_child(&ctx->spare.pid, ctx->spare.report_fd);
+		close(ctx->spare.pidfd);
 		return -EPIPE;
 	}
 	ctx->spare.lease = child->lease;
@@ -695,10 +687,12 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
-	if (ctx->spare.pid > 0)
-		drop_spare(ctx);
+	if (ctx->spare.pid > 0) {
+		drop_child(&ctx->spare.pid, ctx->spare.report_fd);
+		close(ctx->spare.pidfd);
+	}
 	if (ctx->factory_pid > 0)
-		drop_factory(ctx);
+		drop_child(&ctx->factory_pid, ctx->factory_fd);
 	while (ctx->nidle > 0)
 		lease_release(&ctx->idle[--ctx->nidle]);
 }
