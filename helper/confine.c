@@ -524,8 +524,7 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 		fd = open(knob[i][0], O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, knob[i][1], strlen(knob[i][1])) < 0)
 			rc = iso_why_errno(why, n, "%s", knob[i][0]);
-		if (fd >= 0)
-			close(fd);
+		iso_close_fds(&fd, 1);
 	}
 	return rc;
 }

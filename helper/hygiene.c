@@ -250,7 +250,6 @@ int hygiene_sched(char *why, size_t n)
 	if (fd < 0 || read(fd, adj, sizeof adj - 1) < 0 ||
 	    (atoi(adj) < 0 && pwrite(fd, "0", 1, 0) != 1))
 		rc = iso_why_errno(why, n, "/proc/self/oom_score_adj");
-	if (fd >= 0)
-		close(fd);
+	iso_close_fds(&fd, 1);
 	return rc;
 }

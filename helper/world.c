@@ -74,8 +74,7 @@ static int fresh_tmpfs(void)
 	    fsconfig(fs, FSCONFIG_SET_STRING, "gid", owner, 0) == 0 &&
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-	if (fs >= 0)
-		close(fs);
+	iso_close_fds(&fs, 1);
 	return mnt;
 }
 
@@ -96,8 +95,7 @@ static int cover(int dir)
 
 	for (ssize_t at = 0; at < got; at += ((struct dirent64 *)((char *)buf + at))->d_reclen)
 		entries++;
-	if (fd >= 0)
-		close(fd);
+	iso_close_fds(&fd, 1);
 	if (got < 0 || entries > 2) {
 		errno = ENOTEMPTY;
 		return -1;
@@ -152,8 +150,7 @@ static int make_point(int dir, const char *path, int isdir)
 			next = fd < 0 ? -1 : openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		}
 		err = errno;
-		if (fd >= 0)
-			close(fd);
+		iso_close_fds(&fd, 1);
 		fd = next;
 	}
 	return fd >= 0 ? fd : -err;
@@ -174,8 +171,7 @@ static int attach(int tree, int dir, const char *path, char *why, size_t n)
 	else if (move_mount(tree, "", point, "", MOVE_MOUNT_F_EMPTY_PATH |
 			    MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		rc = iso_why_errno(why, n, "mounting %s", path);
-	if (point >= 0)
-		close(point);
+	iso_close_fds(&point, 1);
 	close(tree);
 	return rc;
 }
@@ -358,8 +354,7 @@ static int build(void *arg)
 		rc = iso_why_errno(b->why, b->n, "pivot_root");
 	if (rc == 0 && mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root read-only");
-	if (root >= 0)
-		close(root);
+	iso_close_fds(&root, 1);
 	b->rc = rc;
 	return 0;
 }
@@ -494,8 +489,7 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 			rc = iso_why_errno(why, n, "%s", kept);
 		else if (mount(kept, etc, NULL, MS_BIND, NULL) < 0)
 			rc = iso_why_errno(why, n, "mounting %s", kept);
-		if (fd >= 0)
-			close(fd);
+		iso_close_fds(&fd, 1);
 	}
 	return rc;
 }
