@@ -533,15 +533,13 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 
 int confine_apply_fds(const int src[4], char *why, size_t n)
 {
-	int high[4];
+	int high[4] = { -1, -1, -1, -1 };
 
 	/* Moved up out of the way first, so that no source is clobbered
 	 * by another's dup2. */
-	for (int i = 0; i < 4; i++) {
-		high[i] = -1;
+	for (int i = 0; i < 4; i++)
 		if (src[i] >= 0 && (high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
 			return iso_why_errno(why, n, "placing stdio");
-	}
 	for (int i = 0; i < 4; i++) {
 		if (high[i] < 0)
 			(void)close(i);
