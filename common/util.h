@@ -112,7 +112,8 @@ int iso_fd_above_stdio(int fd);
  * (nofile, nproc). common/names.c, beside the limits' names. */
 int iso_limit_in_bytes(int which);
 
-/* Close the n descriptors of fds that are not -1. */
+/* Close each of the n descriptors of fds that is not negative (-1, or a
+ * -errno standing in its place). */
 void iso_close_fds(const int *fds, size_t n);
 
 #endif /* ISO_UTIL_H */

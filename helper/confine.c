@@ -358,9 +358,8 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n)
 {
-	char gap[400];
+	char gap[400], landlock[480] = "";
 	int degraded, rc;
-	size_t used;
 
 	memset(c, 0, sizeof *c);
 	c->rule = rule;
@@ -373,7 +372,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 			       rule->line);
 	c->landlock_on = rc;
 	if (degraded)
-		snprintf(c->notes, sizeof c->notes, "landlock: %s; running %s as the policy allows",
+		snprintf(landlock, sizeof landlock, "landlock: %s; running %s as the policy allows; ",
 			 gap, rc ? "with what the kernel has" : "without it");
 
 	if ((rule->network_default == ISO_NETWORK_NONE ||
@@ -387,9 +386,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 		return rc;
 	/* Limits are rlimits (nproc is exact: one uid per guest); no cgroup
 	 * is created, and the client is told so rather than left to assume. */
-	used = strlen(c->notes);
-	snprintf(c->notes + used, sizeof c->notes - used,
-		 "%slimits: rlimits only (no cgroup)", used ? "; " : "");
+	snprintf(c->notes, sizeof c->notes, "%slimits: rlimits only (no cgroup)", landlock);
 	return 0;
 }
 

@@ -101,13 +101,11 @@ static int cover(int dir)
 		return -1;
 	}
 	t = fresh_tmpfs();
-
 	if (t >= 0 && move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH |
-				 MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-		close(t);
-		t = -1;
-	}
-	return t;
+				 MOVE_MOUNT_T_EMPTY_PATH) == 0)
+		return t;
+	iso_close_fds(&t, 1);
+	return -1;
 }
 
 /*
