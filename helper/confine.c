@@ -197,8 +197,6 @@ static const char *const landlock_adds[] = {
 
 void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
 {
-	size_t used;
-
 	if (abi == 0) {
 		snprintf(buf, n, "%s", err == EOPNOTSUPP
 			 ? "disabled at boot (EOPNOTSUPP: landlock is not in the kernel's lsm= list)"
@@ -207,7 +205,8 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
 	}
 	snprintf(buf, n, "kernel ABI %d is below the rule's %d", abi, min_abi);
 	for (int i = abi + 1; i <= min_abi && i < (int)COUNT(landlock_adds); i++) {
-		used = strlen(buf);
+		size_t used = strlen(buf);
+
 		snprintf(buf + used, n - used, "%s %s (ABI %d)", i > abi + 1 ? "," : ", so no",
 			 landlock_adds[i], i);
 	}
@@ -271,10 +270,10 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 			   LANDLOCK_ACCESS_FS_TRUNCATE,
 	};
 	struct stat st;
-	int mode;
 
 	for (int i = 0; i < 3; i++) {
-		mode = fcntl(stdio[i], F_GETFL);
+		int mode = fcntl(stdio[i], F_GETFL);
+
 		/* Never a directory: a rule there would open its whole tree. */
 		if (mode < 0 || fstat(stdio[i], &st) < 0 || S_ISDIR(st.st_mode) ||
 		    (mode & O_ACCMODE) > O_RDWR)
