@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,8 @@ int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
 	/* The host network: nothing to set up. */
 	if (!plan->network_none)
 		return 0;
+	if (unshare(CLONE_NEWNET) < 0)
+		return iso_why_errno(why, n, "network namespace");
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return iso_why_errno(why, n, "loopback: socket");

@@ -79,9 +79,9 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
  * every other descriptor is close-on-exec. */
 int confine_apply_fds(const int src[4], char *why, size_t n);
 
-/* In the reaper, still root, inside the guest's new network namespace:
- * for "network none", bring loopback up so the guest still has
- * 127.0.0.1; nothing for the host network. */
+/* In the reaper, still root: for "network none", a new network namespace
+ * of its own with loopback up, so the guest still has 127.0.0.1 and
+ * nothing else; nothing for the host network. */
 int confine_apply_network(const struct iso_plan *plan, char *why, size_t n);
 
 /* In the reaper, still root, once its own /proc is mounted (world_enter):

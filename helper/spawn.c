@@ -6,9 +6,10 @@
  *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
  *     (a spare) or else now; the helper hands it the uid and the request
  *   reaper (root, all three uids): close what it does not need, decide
- *           the request again, its network namespace, arm the
- *           deadline, setsid, network, mounts (world.c: the program and
- *           grants opened as the guest, its own copy of the tree),
+ *           the request again, arm the deadline, setsid, network (a
+ *           namespace of its own for "network none"), mounts (world.c:
+ *           the program and grants opened as the guest, its own copy
+ *           of the tree),
  *           vfork --> guest: drop to the pool uid (verified), make the
  *                    channel and send the caller's end to the helper,
  *                    Landlock, fds, rlimits, seccomp, execveat
@@ -49,7 +50,6 @@
 #include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -339,7 +339,7 @@ static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
  * helper's own memory). In order: its own descriptors; the uid and the
  * request the helper forwards (the very datagram, and the caller's
  * descriptors), decided again from the same bytes under the same rule;
- * the network namespace, the deadline, its own session, the network, the
+ * the deadline, its own session, the network (and its namespace), the
  * guest's world; then the guest. Its one socket to the helper
  * (report_fd) brings the request and takes back the channel and the
  * report.
@@ -379,8 +379,6 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	for (int i = 0, f = 0; i < 3; i++)
 		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
 					? fds[f++] : ctx->devnull;
-	if (plan.network_none && unshare(CLONE_NEWNET) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "network namespace");
 	final_env(&plan, envp);
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
