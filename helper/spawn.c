@@ -470,12 +470,14 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 }
 
 /* Close the socket of the factory or of an unused spare, which then
- * exits at once (if it has not already gone), and reap it. */
-static void drop_child(pid_t *pid, int sock)
+ * exits at once (if it has not already gone), and reap it; and close the
+ * spare's pidfd (the factory has none: -1). */
+static void drop_child(pid_t *pid, int sock, int pidfd)
 {
 	close(sock);
 	while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	iso_close_fds(&pidfd, 1);
 	*pid = 0;
 }
 
@@ -505,7 +507,7 @@ static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 	    iso_recv_fds(ctx->factory_fd, &pid, sizeof(pid), 0, fds, 2, &nfds, &seen) !=
 		    sizeof(pid)) {
 		iso_close_fds(fds, nfds);
-		drop_child(&ctx->factory_pid, ctx->factory_fd);
+		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
 		return iso_why(why, n, EPIPE, "the reaper factory went");
 	}
 	if (pid <= 0 || nfds != 2) {
@@ -581,8 +583,7 @@ static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
 
 	if (send(ctx->spare.report_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
 	    iso_send_fds(ctx->spare.report_fd, request, len, 0, fds, nfds) < 0) {
-		drop_child(&ctx->spare.pid, ctx->spare.report_fd);
-		close(ctx->spare.pidfd);
+		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
 		return -EPIPE;
 	}
 	ctx->spare.lease = child->lease;
@@ -685,12 +686,10 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
-	if (ctx->spare.pid > 0) {
-		drop_child(&ctx->spare.pid, ctx->spare.report_fd);
-		close(ctx->spare.pidfd);
-	}
+	if (ctx->spare.pid > 0)
+		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
 	if (ctx->factory_pid > 0)
-		drop_child(&ctx->factory_pid, ctx->factory_fd);
+		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
 	while (ctx->nidle > 0)
 		lease_release(&ctx->idle[--ctx->nidle]);
 }
