@@ -663,6 +663,68 @@ START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 }
 END_TEST
 
+/* A guest's slot is free once its reaper is reaped, after its EXITED:
+ * the caller sees ESRCH then instead of EPERM (the reaper is root's). */
+static void wait_reaped(uint32_t reaper)
+{
+	for (int i = 0; i < 500 && (kill((pid_t)reaper, 0) == 0 || errno != ESRCH); i++)
+		usleep(10000);
+	ck_assert_int_eq(kill((pid_t)reaper, 0), -1);
+}
+
+/* The helper looks a request's id up only as far as its live guests reach
+ * (loop.c find_guest): with a free slot between two live guests, the id of
+ * the one past it is still refused, and the next guest takes the free
+ * slot; at the end of the connection, with a free slot before them, every
+ * live guest is stopped and waited for. */
+START_TEST(live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	uint32_t reapers[4];
+	int sock, status;
+	pid_t pid;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 0, &sock);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
+	for (uint32_t id = 1; id <= 3; id++) {
+		send_probe_spawn(sock, id, "sleep", "60", 0);
+		read_msg(sock, &m, buf);
+		ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
+		reapers[id] = m.u.spawned.pid;
+	}
+	send_kill(sock, 2);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+	ck_assert_int_eq(m.id, 2);
+	wait_reaped(reapers[2]);
+	send_probe_spawn(sock, 3, "exit", "0", 0);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_REFUSED);
+	ck_assert_msg(strstr(m.u.refused.message, "already names a live guest"), "%s",
+		      m.u.refused.message);
+	send_probe_spawn(sock, 2, "sleep", "60", 0);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
+	reapers[2] = m.u.spawned.pid;
+	/* And the connection ends with the first slot free. */
+	send_kill(sock, 1);
+	read_msg(sock, &m, buf);
+	ck_assert_int_eq(m.type, ISO_MSG_EXITED);
+	wait_reaped(reapers[1]);
+	close(sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (int i = 1; i <= 3; i++)
+		ck_assert_msg(kill((pid_t)reapers[i], 0) < 0 && errno == ESRCH,
+			      "reaper %u outlived its helper", reapers[i]);
+}
+END_TEST
+
 START_TEST(live_helper_refuses_non_socket_fd3)
 {
 	char *argv[] = { "isospawn-helper", NULL };
@@ -980,6 +1042,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_replies_a_caller_does_not_read_stay_bounded);
 	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
 	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
+	tcase_add_test(helper, live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
 	tcase_add_test(helper, live_decisions_are_logged_without_values);
