@@ -626,22 +626,31 @@ START_TEST(live_helper_works_with_closed_stdio)
 }
 END_TEST
 
+/* As the caller, a helper with an empty environment on a raw connection,
+ * its HELLO read into m: its pid, and the connection in *sock. */
+static pid_t start_helper_ready(int *sock, struct iso_wire_msg *m, uint8_t *buf)
+{
+	char *argv[] = { "isospawn-helper", NULL };
+	char *envp[] = { NULL };
+	pid_t pid;
+
+	become(T_CALLER);
+	pid = start_helper_raw(argv, envp, 0, sock);
+	read_msg(*sock, m, buf);
+	ck_assert_int_eq(m->type, ISO_MSG_HELLO);
+	return pid;
+}
+
 /* A hostile client speaking the wire directly: id 0 would name a free slot
  * in the helper, a timeout of 2^64-1 ms would overflow its deadline. Both are
  * refused by name; the helper goes on serving. */
 START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 {
-	char *argv[] = { "isospawn-helper", NULL };
-	char *envp[] = { NULL };
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
 	int sock, status;
-	pid_t pid;
+	pid_t pid = start_helper_ready(&sock, &m, buf);
 
-	become(T_CALLER);
-	pid = start_helper_raw(argv, envp, 0, &sock);
-	read_msg(sock, &m, buf);
-	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	for (int round = 0; round < 3; round++) {
 		send_probe_spawn(sock, (uint32_t)round, "exit", "0",
 				 round == 1 ? UINT64_MAX : 0);
@@ -679,18 +688,12 @@ static void wait_reaped(uint32_t reaper)
  * live guest is stopped and waited for. */
 START_TEST(live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot)
 {
-	char *argv[] = { "isospawn-helper", NULL };
-	char *envp[] = { NULL };
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
 	uint32_t reapers[4];
 	int sock, status;
-	pid_t pid;
+	pid_t pid = start_helper_ready(&sock, &m, buf);
 
-	become(T_CALLER);
-	pid = start_helper_raw(argv, envp, 0, &sock);
-	read_msg(sock, &m, buf);
-	ck_assert_int_eq(m.type, ISO_MSG_HELLO);
 	for (uint32_t id = 1; id <= 3; id++) {
 		send_probe_spawn(sock, id, "sleep", "60", 0);
 		read_msg(sock, &m, buf);
