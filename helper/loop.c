@@ -144,10 +144,10 @@ int server_hello(struct iso_server *srv, int err, const char *message)
 }
 
 /* The live guest `id`, or with id 0 a free slot; NULL if there is none.
- * The table spans 62 pages, and each page a helper reads first is a page
- * fault its caller waits for (the CLI's helper, at its one spawn): a
- * search goes only as far as the live guests reach, or to the first free
- * slot. */
+ * The table spans ISO_GUESTS_MAX slots, some 60 pages, and each page a
+ * helper reads first is a page fault its caller waits for (the CLI's
+ * helper, at its one spawn): a search goes only as far as the live guests
+ * reach, or to the first free slot. */
 static struct iso_guest_slot *find_guest(struct iso_server *srv, uint32_t id)
 {
 	for (size_t i = 0, live = 0; i < ISO_GUESTS_MAX && (id == 0 || live < srv->nlive); i++) {
