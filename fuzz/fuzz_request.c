@@ -111,15 +111,19 @@ static int beneath_one(char *const *dirs, const char *path)
 	return 0;
 }
 
+/* Each grant allowed by the rule, in strictly increasing path order (so
+ * each path once, and a directory before what is below it). */
 static void check_paths(const struct iso_rule *r, const struct iso_plan *plan)
 {
-	for (const char *const *p = plan->read_paths; *p; p++)
-		if (iso_path_check(*p, ISO_PATH_ANY, NULL) < 0 ||
-		    !(beneath_one(r->may_read, *p) || beneath_one(r->may_write, *p)))
+	for (size_t i = 0; i < plan->ngrants; i++) {
+		const struct iso_grant *g = &plan->grants[i];
+
+		if (iso_path_check(g->path, ISO_PATH_ANY, NULL) < 0 ||
+		    !(beneath_one(r->may_write, g->path) ||
+		      (!g->write && beneath_one(r->may_read, g->path))) ||
+		    (i > 0 && strcmp(plan->grants[i - 1].path, g->path) >= 0))
 			abort();
-	for (const char *const *p = plan->write_paths; *p; p++)
-		if (iso_path_check(*p, ISO_PATH_ANY, NULL) < 0 || !beneath_one(r->may_write, *p))
-			abort();
+	}
 }
 
 static void check_env(const struct iso_rule *r, const struct iso_wire_spawn *req,

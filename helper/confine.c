@@ -320,8 +320,6 @@ int confine_apply_landlock(const struct iso_confine *c,
 		{ own_read, PATH_RULE, FS_READ },
 		{ (const char *const *)c->rule->read, PATH_RULE, FS_READ },
 		{ (const char *const *)c->rule->write, PATH_RULE, rw_no_refer },
-		{ plan->read_paths, PATH_REQUEST, FS_READ },
-		{ plan->write_paths, PATH_REQUEST, rw_no_refer },
 	};
 
 	if (!c->landlock_on)
@@ -342,6 +340,10 @@ int confine_apply_landlock(const struct iso_confine *c,
 	for (size_t i = 0; rc == 0 && i < COUNT(grants); i++)
 		rc = add_paths(ruleset, grants[i].paths, grants[i].origin,
 			       grants[i].rights, handled, why, n);
+	for (size_t i = 0; rc == 0 && i < plan->ngrants; i++)
+		rc = add_paths(ruleset, (const char *const[]){ plan->grants[i].path, NULL },
+			       PATH_REQUEST, plan->grants[i].write ? rw_no_refer : FS_READ,
+			       handled, why, n);
 	/* The program itself, wherever it lives: file rights only (a
 	 * ruleset's rules are a set: their order changes nothing). */
 	if (rc == 0)

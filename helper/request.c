@@ -45,6 +45,39 @@ static int check_paths(const struct iso_rule *rule, const char *const *paths,
 	return 0;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct iso_grant *)a)->path, ((const struct iso_grant *)b)->path);
+}
+
+/* One list of the request's grants in path order (a prefix sorts before
+ * what extends it), a path granted twice the same way once; twice in two
+ * ways is refused, since which would win is no one's guess to make. */
+static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
+			char *why, size_t n)
+{
+	size_t kept = 0;
+
+	for (const char *const *p = req->read_paths; *p; p++)
+		plan->grants[plan->ngrants++] = (struct iso_grant){ *p, 0 };
+	for (const char *const *p = req->write_paths; *p; p++)
+		plan->grants[plan->ngrants++] = (struct iso_grant){ *p, 1 };
+	qsort(plan->grants, plan->ngrants, sizeof(*plan->grants), by_path);
+	for (size_t i = 0; i < plan->ngrants; i++) {
+		const struct iso_grant *g = &plan->grants[i];
+
+		if (kept > 0 && strcmp(plan->grants[kept - 1].path, g->path) == 0) {
+			if (plan->grants[kept - 1].write != g->write)
+				return iso_why(why, n, EINVAL, "%s is granted both for reading and "
+					       "for writing", g->path);
+			continue;
+		}
+		plan->grants[kept++] = *g;
+	}
+	plan->ngrants = kept;
+	return 0;
+}
+
 static int decide_limits(const struct iso_rule *rule,
 			 const struct iso_wire_spawn *req, struct iso_plan *plan,
 			 char *why, size_t n)
@@ -113,7 +146,8 @@ int request_decide(const struct iso_rule *rule,
 		 rule->network_default == ISO_NETWORK_NONE);
 
 	if ((rc = check_paths(rule, req->read_paths, 0, why, n)) < 0 ||
-	    (rc = check_paths(rule, req->write_paths, 1, why, n)) < 0)
+	    (rc = check_paths(rule, req->write_paths, 1, why, n)) < 0 ||
+	    (rc = order_grants(req, plan, why, n)) < 0)
 		return rc;
 
 	/* Strict: what the client forwards must already be allow-listed. */
@@ -126,8 +160,6 @@ int request_decide(const struct iso_rule *rule,
 
 	plan->program = req->program;
 	plan->argv = req->argv;
-	plan->read_paths = req->read_paths;
-	plan->write_paths = req->write_paths;
 	plan->channel = req->channel != 0;
 	return 0;
 }

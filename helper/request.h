@@ -22,8 +22,14 @@ struct iso_plan {
 	uint64_t limits[ISO_LIMIT_COUNT]; /* effective values */
 	uint64_t timeout_ms;	   /* 0 = none */
 	int network_none;	   /* 1 = own network namespace */
-	const char *const *read_paths;  /* requested, validated (into req) */
-	const char *const *write_paths;
+	/* The request's grants, validated, in path order: a directory comes
+	 * before what is below it, so that a grant inside another is
+	 * mounted on it, not hidden by it. Each path once. */
+	struct iso_grant {
+		const char *path; /* into req */
+		int write;	  /* 1: read and write; 0: read only */
+	} grants[2 * ISO_PATHS_MAX];
+	size_t ngrants;
 	int channel;		   /* 1 = give the guest a channel on fd 3 */
 	int stdio[3];		   /* fds received with the request, or -1 */
 };

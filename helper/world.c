@@ -204,12 +204,15 @@ static int fs_ids(uid_t id, char *why, size_t n)
 /* A detached copy of the host's `path`, opened with the fsuid and fsgid and
  * resolved under `resolve` (RESOLVE_*), with mount attributes `attr`. With
  * its submounts, to which attr applies too: without them the copy would
- * show what they hide on the host, and be writable where one is read-only. */
+ * show what they hide on the host, and be writable where one is read-only.
+ * Private, as every mount it holds: a copy stays in its source's peer
+ * group, and what is later mounted on it (a grant inside a grant) would
+ * then propagate to the source, on the host (systemd makes '/' shared). */
 static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *why,
 		      size_t n)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
-	struct mount_attr a = { .attr_set = attr };
+	struct mount_attr a = { .attr_set = attr, .propagation = MS_PRIVATE };
 	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how), tree, rc = 0;
 
 	if (fd < 0)
@@ -399,11 +402,10 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 			 int *trees, char *why, size_t n)
 {
-	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
-	int rc = 0, t = 0;
+	int rc = 0;
 
 	if ((rc = fs_ids(uid, why, n)) < 0)
 		return rc;
@@ -415,13 +417,13 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 		close(*prog);
 		*prog = -1;
 	}
-	for (int l = 0; l < 2; l++)
-		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++, t++) {
-			/* No link at all (so no magic link either).
-			 * CAP_SYS_ADMIN is not among what fsuid drops. */
-			trees[t] = clone_tree(*p, RESOLVE_NO_SYMLINKS, l ? RW : RO, why, n);
-			rc = trees[t] < 0 ? trees[t] : 0;
-		}
+	for (size_t t = 0; rc == 0 && t < plan->ngrants; t++) {
+		/* No link at all (so no magic link either). CAP_SYS_ADMIN is
+		 * not among what fsuid drops. */
+		trees[t] = clone_tree(plan->grants[t].path, RESOLVE_NO_SYMLINKS,
+				      plan->grants[t].write ? RW : RO, why, n);
+		rc = trees[t] < 0 ? trees[t] : 0;
+	}
 	(void)fs_ids(0, NULL, 0);
 	return rc;
 }
@@ -495,9 +497,7 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 		uid_t uid, int *prog, char *why, size_t n)
 {
-	const char *const *lists[2] = { plan->read_paths, plan->write_paths };
-	int trees[2 * ISO_PATHS_MAX];
-	size_t t = 0;
+	int trees[COUNT(plan->grants)];
 	char opts[160], ids[48];
 	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
 	int root, rc;
@@ -529,9 +529,8 @@ int world_enter(const struct iso_world *w, const struct iso_plan *plan,
 	 * guest may have removed the grant since it was opened) root makes
 	 * nothing the guest could not. */
 	(void)fs_ids(uid, NULL, 0);
-	for (int l = 0; rc == 0 && l < 2; l++)
-		for (const char *const *p = lists[l]; rc == 0 && p && *p; p++)
-			rc = attach(trees[t++], root, *p, why, n);
+	for (size_t t = 0; rc == 0 && t < plan->ngrants; t++)
+		rc = attach(trees[t], root, plan->grants[t].path, why, n);
 	(void)fs_ids(0, NULL, 0);
 	close(root);
 	umask(mask);

@@ -1254,10 +1254,9 @@ END_TEST
 
 START_TEST(landlock_grants_requested_read_path)
 {
-	const char *read_paths[] = { home_dir, NULL };
 	struct iso_plan plan = make_plan();
 
-	plan.read_paths = read_paths;
+	plan.grants[plan.ngrants++] = (struct iso_grant){ home_dir, 0 };
 	ck_assert_int_eq(run_landlocked(&plan, try_read_home_file), 0);
 }
 END_TEST
@@ -1276,20 +1275,18 @@ static int apply_error_as_guest(const struct iso_plan *plan)
 
 START_TEST(landlock_missing_requested_path_is_error)
 {
-	const char *read_paths[] = { "/nonexistent/isospawn-unit", NULL };
 	struct iso_plan plan = make_plan();
 
-	plan.read_paths = read_paths;
+	plan.grants[plan.ngrants++] = (struct iso_grant){ "/nonexistent/isospawn-unit", 0 };
 	ck_assert_int_eq(apply_error_as_guest(&plan), ENOENT);
 }
 END_TEST
 
 START_TEST(landlock_symlinked_requested_path_is_error)
 {
-	const char *write_paths[] = { home_link, NULL };
 	struct iso_plan plan = make_plan();
 
-	plan.write_paths = write_paths;
+	plan.grants[plan.ngrants++] = (struct iso_grant){ home_link, 1 };
 	ck_assert_int_eq(apply_error_as_guest(&plan), ELOOP);
 }
 END_TEST
@@ -1676,9 +1673,8 @@ START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
 		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
 		char dir[] = "/var/tmp/isospawn-point.XXXXXX", out[64], leaf[96], why[256];
 		char *write[] = { out, NULL };
-		const char *grants[] = { leaf, NULL };
-		struct iso_plan plan = { .program = "/bin/true", .read_paths = grants,
-					 .stdio = { -1, -1, -1 } };
+		struct iso_plan plan = { .program = "/bin/true", .grants = { { leaf, 0 } },
+					 .ngrants = 1, .stdio = { -1, -1, -1 } };
 		struct iso_world w;
 		struct stat st;
 		int fd, rc, failed = 0;

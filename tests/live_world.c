@@ -678,6 +678,73 @@ START_TEST(live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+
+#define NEST GRANTS "/nest" /* a shared tmpfs of its own, with a/ */
+
+static int lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+static void grant_pair(iso_spec *spec, void *arg)
+{
+	const char *const *pair = arg; /* "r" or "w" then the path, twice */
+
+	for (int i = 0; i < 4; i += 2)
+		ck_assert_int_eq(pair[i][0] == 'w' ? iso_spec_add_write_path(spec, pair[i + 1])
+				 : iso_spec_add_read_path(spec, pair[i + 1]), 0);
+}
+
+/* Under a shared root, as systemd leaves '/', a grant's mounts stay in
+ * the guest's tree: however grants nest or repeat, the caller's mount
+ * table is the same before and after each guest, and the innermost grant
+ * decides what the guest may do there. */
+START_TEST(live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged)
+{
+	static const char *const cases[][5] = {
+		/* grants, then what the guest's writes to NEST/x and NEST/a/x give */
+		{ "r", NEST, "r", NEST, "ro ro" },
+		{ "r", NEST, "r", NEST "/a", "ro ro" },
+		{ "w", NEST, "r", NEST "/a", "rw ro" },
+		{ "r", NEST, "w", NEST "/a", "ro rw" },
+		{ "r", NEST "/a", "r", NEST, "ro ro" },
+	};
+	static char before[65536], after[65536];
+	const char *script = "for f in " NEST "/x " NEST "/a/x; do "
+			     "if echo > $f 2>/dev/null; then printf rw; rm $f; else printf ro; fi; "
+			     "[ $f = " NEST "/x ] && printf ' '; done; echo";
+	char want[16];
+	struct run r;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_SHARED, NULL), 0);
+	ck_assert_int_eq(mount("tmpfs", NEST, "tmpfs", 0, "mode=0777,size=64k"), 0);
+	ck_assert_int_eq(mount(NULL, NEST, NULL, MS_SHARED, NULL), 0);
+	ck_assert_int_eq(mkdir(NEST "/a", 0777), 0);
+	ck_assert_int_eq(chmod(NEST "/a", 0777), 0);
+	become(T_CALLER);
+	read_file("/proc/self/mountinfo", before, sizeof(before));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		run(sh(script), grant_pair, (void *)cases[i], &r);
+		snprintf(want, sizeof(want), "%s\n", cases[i][4]);
+		ck_assert_msg(r.spawn_rc == 0 && r.outcome == ISO_OUTCOME_EXITED && r.code == 0,
+			      "case %zu: spawn %d (%s), outcome %d code %d: %s%s", i, r.spawn_rc,
+			      r.msg, r.outcome, r.code, r.out, r.err);
+		ck_assert_msg(strcmp(r.out, want) == 0, "case %zu: %s %s %s %s: %s, expected %s", i,
+			      cases[i][0], cases[i][1], cases[i][2], cases[i][3], r.out, want);
+		read_file("/proc/self/mountinfo", after, sizeof(after));
+		ck_assert_msg(strcmp(before, after) == 0, "case %zu: %s %s %s %s changed the "
+			      "caller's mounts: %d lines, were %d", i, cases[i][0], cases[i][1],
+			      cases[i][2], cases[i][3], lines(after), lines(before));
+	}
+}
+END_TEST
+
 static int bind_socket(const char *path)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
@@ -721,6 +788,7 @@ static void make_targets(void)
 	(void)mkdir(COVER "/b", 0755);
 	(void)mkdir(PRIVATE, 0700);
 	(void)mkdir(MASKED, 0755);
+	(void)mkdir(NEST, 0755);
 	if ((mkdir(FIRST, 0700) < 0 && errno != EEXIST) || chown(FIRST, FIRST_UID, FIRST_UID) < 0) {
 		fprintf(stderr, "live_world: %s: %s\n", FIRST, strerror(errno));
 		exit(99);
@@ -772,6 +840,7 @@ static void remove_targets(void)
 	rmdir(SVC);
 	unlink(MASKED "/secret");
 	rmdir(MASKED);
+	rmdir(NEST);
 	rmdir(GRANTS);
 }
 
@@ -822,6 +891,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_grant_does_not_reveal_what_a_mount_hides, no);
 	tcase_add_unless(reach, live_write_grant_keeps_a_read_only_mount_below_it, no);
 	tcase_add_unless(reach, live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller, no);
+	tcase_add_unless(reach, live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged, no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;

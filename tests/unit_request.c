@@ -191,6 +191,30 @@ START_TEST(paths_only_beneath_may_read_and_may_write)
 }
 END_TEST
 
+/* Grants come in path order, a directory before what is below it, each
+ * path once; a path granted both ways is refused, naming it. */
+START_TEST(grants_in_path_order_each_path_once)
+{
+	req.write_paths[0] = "/srv/out/b";
+	req.read_paths[0] = "/srv/out/a/x";
+	req.read_paths[1] = "/srv/out";
+	req.read_paths[2] = "/srv/out/a";
+	req.read_paths[3] = "/srv/out/a";
+	ck_assert_int_eq(decide(strict), 0);
+	ck_assert_uint_eq(plan.ngrants, 4);
+	ck_assert_str_eq(plan.grants[0].path, "/srv/out");
+	ck_assert_str_eq(plan.grants[1].path, "/srv/out/a");
+	ck_assert_str_eq(plan.grants[2].path, "/srv/out/a/x");
+	ck_assert_str_eq(plan.grants[3].path, "/srv/out/b");
+	ck_assert_int_eq(plan.grants[0].write + plan.grants[1].write + plan.grants[2].write, 0);
+	ck_assert_int_eq(plan.grants[3].write, 1);
+	plan_release(&plan);
+	req.write_paths[1] = "/srv/out/a";
+	ck_assert_int_eq(decide(strict), -EINVAL);
+	ck_assert_str_eq(why, "/srv/out/a is granted both for reading and for writing");
+}
+END_TEST
+
 /* "/" is the one normal form that ends in '/': every path is beneath it. */
 START_TEST(may_read_root_admits_every_path_for_read_only)
 {
@@ -320,6 +344,7 @@ int main(void)
 	tcase_add_test(tc, timeout_beyond_a_year_refused_without_ceiling);
 	tcase_add_test(tc, host_network_refused_by_none_only_rule);
 	tcase_add_test(tc, paths_only_beneath_may_read_and_may_write);
+	tcase_add_test(tc, grants_in_path_order_each_path_once);
 	tcase_add_test(tc, may_read_root_admits_every_path_for_read_only);
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
