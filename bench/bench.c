@@ -64,7 +64,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13fFn24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
+#define ALL_MODES "lL13fFnG24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -491,6 +491,31 @@ static void measure_library_noworld(UNUSED const struct mode *m, unsigned n,
 	iso_spec_free(with.spec);
 	iso_close(without.conn);
 	iso_close(with.conn);
+}
+
+/* The caller's own directories that G lends, made by main() as root. */
+#define LENT_READ T_SHARED "/bench-read"
+#define LENT_WRITE T_SHARED "/bench-write"
+
+/* G: mode 3 with one read and one write grant of the caller's own (s[0])
+ * and without (s[1]), spawn by spawn in turn on two warm connections. */
+static void measure_library_grants(UNUSED const struct mode *m, unsigned n,
+				   struct summary *s)
+{
+	struct library_ctx lent = { NULL, NULL }, bare = { NULL, NULL };
+	int rc;
+
+	if (open_library(&lent, T_HELPER, s) == 0 && open_library(&bare, T_HELPER, s) == 0) {
+		if ((rc = iso_spec_add_read_path(lent.spec, LENT_READ)) < 0 ||
+		    (rc = iso_spec_add_write_path(lent.spec, LENT_WRITE)) < 0)
+			note(s, "grants: %s", iso_strerror(rc));
+		else
+			time_pair(run_library, &lent, &bare, n, s);
+	}
+	iso_spec_free(lent.spec);
+	iso_spec_free(bare.spec);
+	iso_close(lent.conn);
+	iso_close(bare.conn);
 }
 
 static void remove_noworld_helper(void)
@@ -972,6 +997,8 @@ static const struct mode modes[] = {
 	  measure_floor, NULL, NULL },
 	{ 'n', "3 without the guest's mount namespace (bench-only helper)",
 	  T_CALLER, measure_library_noworld, NULL, NULL },
+	{ 'G', "3 with a read and a write grant of the caller's own directories",
+	  T_CALLER, measure_library_grants, NULL, NULL },
 	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
 	  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
@@ -1229,6 +1256,10 @@ static void print_spawn_table(struct summary (*r)[4], const char *which)
 		print_ratio(&result_of(r, 'n')[1], &result_of(r, 'n')[0],
 			    "the guest's mount namespace (n: with, without, spawn by spawn "
 			    "in turn on two warm connections)");
+	if (strchr(which, 'G'))
+		print_ratio(&result_of(r, 'G')[0], &result_of(r, 'G')[1],
+			    "a read and a write grant (G: with, without, spawn by spawn in "
+			    "turn on two warm connections; target <= +15 %)");
 	print_ratio(result_of(r, '3'), result_of(r, 'f'),
 		    "what isospawn adds to the floor of its design: 3 against f");
 	print_ratio(result_of(r, 'f'), result_of(r, 'F'),
@@ -1515,6 +1546,12 @@ int main(int argc, char **argv)
 	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
 	snprintf(noworld_env, sizeof(noworld_env), "ISOSPAWN_HELPER=%s", noworld_helper);
 	atexit(remove_noworld_helper);
+	if ((mkdir(LENT_READ, 0700) < 0 && errno != EEXIST) || chown(LENT_READ, T_CALLER, T_CALLER) < 0 ||
+	    (mkdir(LENT_WRITE, 0700) < 0 && errno != EEXIST) ||
+	    chown(LENT_WRITE, T_CALLER, T_CALLER) < 0) {
+		fprintf(stderr, "isospawn-bench: %s: %s\n", T_SHARED, strerror(errno));
+		return 1;
+	}
 #ifdef ISO_PYTHON
 	/* Beside libisospawn, readable by the measuring uid. */
 	test_install_file(ISO_BUILDDIR "/python/.libs/" ISO_PYMODULE,

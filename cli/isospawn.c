@@ -57,8 +57,11 @@ static void usage(void)
 	      "                      VALUE may be \"unlimited\"\n"
 	      "  --timeout SECONDS   wall-clock timeout, decimals allowed (0.5)\n"
 	      "  --network none|host no network (loopback only) or the host's\n"
-	      "  --read PATH         grant read access beneath PATH (repeatable)\n"
-	      "  --write PATH        grant read and write access beneath PATH\n"
+	      "  --read PATH         lend PATH (a directory or file of yours) read-only\n"
+	      "                      (repeatable)\n"
+	      "  --write PATH        lend PATH for reading and writing (repeatable)\n"
+	      "  --workdir DIR       lend DIR for writing and start the guest in it\n"
+	      "  --cwd PATH          start the guest in PATH of its tree (default: its /tmp)\n"
 	      "  --status-json FILE  write the final status as JSON ('-' = stderr)\n"
 	      "  -h, --help          show this help\n"
 	      "  -V, --version       show the version\n"
@@ -142,22 +145,26 @@ static void set_env(iso_spec *spec, const char *arg)
 	free(name);
 }
 
-/* The library takes absolute paths only; a relative one is resolved
- * against the working directory (it must exist to be granted anyway). */
+/* What the library takes as given: a grant's path, which it opens itself
+ * (relative ones against the working directory). */
 static void add_path(iso_spec *spec, const char *option, const char *arg,
 		     int (*add)(iso_spec *, const char *))
 {
-	char resolved[PATH_MAX];
-	const char *path = arg;
-
-	if (arg[0] != '/') {
-		if (realpath(arg, resolved) == NULL)
-			die(EXIT_FAILED, "%s %s: %s", option, arg,
-			    strerror(errno));
-		path = resolved;
-	}
-	if (add(spec, path) < 0)
+	if (add(spec, arg) < 0)
 		die(EXIT_FAILED, "%s: %s", option, iso_last_error());
+}
+
+/* A path of the guest's tree; a relative one names what the caller sees
+ * from here (lent with --workdir or --write, say), symbolic links
+ * resolved, as a grant's path is. */
+static void set_cwd(iso_spec *spec, const char *arg)
+{
+	char resolved[PATH_MAX];
+
+	if (arg[0] != '/' && realpath(arg, resolved) == NULL)
+		die(EXIT_FAILED, "--cwd %s: %s", arg, strerror(errno));
+	if (iso_spec_set_cwd(spec, arg[0] == '/' ? arg : resolved) < 0)
+		die(EXIT_FAILED, "--cwd: %s", iso_last_error());
 }
 
 enum {
@@ -167,6 +174,8 @@ enum {
 	OPT_NETWORK,
 	OPT_READ,
 	OPT_WRITE,
+	OPT_WORKDIR,
+	OPT_CWD,
 	OPT_STATUS_JSON,
 };
 
@@ -181,6 +190,8 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 		{ "network", required_argument, NULL, OPT_NETWORK },
 		{ "read", required_argument, NULL, OPT_READ },
 		{ "write", required_argument, NULL, OPT_WRITE },
+		{ "workdir", required_argument, NULL, OPT_WORKDIR },
+		{ "cwd", required_argument, NULL, OPT_CWD },
 		{ "status-json", required_argument, NULL, OPT_STATUS_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -222,6 +233,12 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 		case OPT_WRITE:
 			add_path(spec, "--write", optarg,
 				 iso_spec_add_write_path);
+			break;
+		case OPT_WORKDIR:
+			add_path(spec, "--workdir", optarg, iso_spec_set_workdir);
+			break;
+		case OPT_CWD:
+			set_cwd(spec, optarg);
 			break;
 		case OPT_STATUS_JSON:
 			cli->status_path = optarg;

@@ -147,7 +147,7 @@ static int warn_missing_paths(const struct iso_rule *r)
 /* A programs list is a boundary on code only where nobody but root can
  * change what its paths name: the file root's and unwritable by others, and
  * every directory it is looked up in on the way, symbolic links followed, as
- * the policy's own (a caller's home, /tmp, a may-write path are not). The
+ * the policy's own (a caller's home, /tmp, a write path are not). The
  * walk is the kernel's, one component at a time, so a link anywhere (a
  * caller's, or root's into a caller's directory) is checked where it leads. */
 static int warn_unsafe_program(const struct iso_rule *r, const char *program)
@@ -667,8 +667,10 @@ static void describe(const struct iso_rule *r)
 	       r->landlock_min_abi);
 	print_list("read", r->read, "none");
 	print_list("write", r->write, "none");
-	print_list("may-read", r->may_read, "none");
-	print_list("may-write", r->may_write, "none");
+	printf("  %-13s %s\n", "grants", r->grants == ISO_GRANTS_READ_WRITE
+	       ? "read-write (callers lend what they open, for reading or writing)"
+	       : r->grants == ISO_GRANTS_READ ? "read (callers lend what they open, read-only)"
+	       : "none (callers lend nothing)");
 }
 
 /* The helper's RULE_TEXT, parsed here as the helper parsed it. */

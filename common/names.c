@@ -1,13 +1,17 @@
 /*
- * names.c - names of limits, outcomes and stages, and the spelling of a
- * limit's value, shared by the library (exported), the helper (logs,
- * messages, the policy) and the CLI (messages, JSON, --limit).
+ * names.c - names of limits, outcomes, stages and file systems, and the
+ * spelling of a limit's value, shared by the library (exported), the
+ * helper (logs, messages, the policy) and the CLI (messages, JSON,
+ * --limit).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <linux/magic.h>
 
 #include "isospawn.h"
 #include "util.h"
@@ -102,4 +106,32 @@ ISO_PUBLIC const char *iso_stage_name(enum iso_stage stage)
 	if ((unsigned)stage >= COUNT(stage_names))
 		return "none";
 	return stage_names[stage];
+}
+
+/* The file systems a caller may find it cannot lend (grants are idmapped),
+ * and the common ones it can. */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} fs_names[] = {
+	{ EXT4_SUPER_MAGIC, "ext4" },	 { XFS_SUPER_MAGIC, "xfs" },
+	{ BTRFS_SUPER_MAGIC, "btrfs" },	 { TMPFS_MAGIC, "tmpfs" },
+	{ F2FS_SUPER_MAGIC, "f2fs" },	 { OVERLAYFS_SUPER_MAGIC, "overlay" },
+	{ NFS_SUPER_MAGIC, "nfs" },	 { FUSE_SUPER_MAGIC, "fuse" },
+	{ V9FS_MAGIC, "9p" },		 { SMB2_SUPER_MAGIC, "cifs" },
+	{ CEPH_SUPER_MAGIC, "ceph" },	 { RAMFS_MAGIC, "ramfs" },
+	{ SQUASHFS_MAGIC, "squashfs" },	 { MSDOS_SUPER_MAGIC, "vfat" },
+	{ EXFAT_SUPER_MAGIC, "exfat" },	 { PROC_SUPER_MAGIC, "proc" },
+	{ SYSFS_MAGIC, "sysfs" },	 { CGROUP2_SUPER_MAGIC, "cgroup2" },
+};
+
+const char *iso_fs_name(unsigned long magic)
+{
+	static char unknown[32];
+
+	for (size_t i = 0; i < COUNT(fs_names); i++)
+		if (fs_names[i].magic == magic)
+			return fs_names[i].name;
+	snprintf(unknown, sizeof(unknown), "type 0x%lx", magic);
+	return unknown;
 }

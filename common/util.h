@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "isospawn.h"
+
 /* The number of elements of an array (not of a pointer). */
 #define COUNT(array) (sizeof(array) / sizeof *(array))
 
@@ -68,8 +70,9 @@ char **iso_strv_new(const char *const *strings, size_t count);
 
 /* ---- Descriptors over a SOCK_SEQPACKET socket ------------------------ */
 
-/* Descriptors one datagram carries at most, either way. */
-#define ISO_FDS_MAX 4
+/* Descriptors one datagram carries at most, either way: a SPAWN's three
+ * for the guest's stdio and one for each grant (isospawn.h). */
+#define ISO_FDS_MAX (3 + 2 * ISO_PATHS_MAX)
 
 /*
  * Send one datagram (len bytes of buf) with nfds (at most ISO_FDS_MAX)
@@ -111,6 +114,11 @@ int iso_fd_above_stdio(int fd);
  * written with a suffix K, M, G or T; 0 for seconds (cpu) and counts
  * (nofile, nproc). common/names.c, beside the limits' names. */
 int iso_limit_in_bytes(int which);
+
+/* The name of the file system whose statfs(2) f_type is `magic` ("ext4",
+ * "nfs", ...), or, for one not in names.c's table, "type 0x..." in a static
+ * buffer. For messages only. */
+const char *iso_fs_name(unsigned long magic);
 
 /* Close each of the n descriptors of fds that is not negative (-1, or a
  * -errno standing in its place). */

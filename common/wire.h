@@ -27,9 +27,11 @@
  * buffer, which must outlive the decoded message. Nothing is memcpy'd as a
  * raw struct.
  *
- * File descriptors travel beside the datagram as SCM_RIGHTS: the guest's
- * stdio with SPAWN (in order 0, 1, 2 for the bits set in ISO_F_STDIO), the
- * client's channel end with SPAWNED.
+ * File descriptors travel beside the datagram as SCM_RIGHTS: with SPAWN
+ * the guest's stdio (in order 0, 1, 2 for the bits set in ISO_F_STDIO),
+ * then one for each grant, in the order of its READ_PATH and then its
+ * WRITE_PATH fields (each the object the caller opened, the field its path
+ * in the guest's tree); the client's channel end with SPAWNED.
  *
  * isospawnctl's conversation (a connection of its own): LIST is answered by
  * a GUEST per live guest of the caller, then DONE; STOP by DONE or REFUSED;
@@ -85,10 +87,11 @@ enum iso_field {
 	ISO_F_LIMIT = 5,       /* limit, repeated, each limit at most once */
 	ISO_F_TIMEOUT_MS = 6,  /* u64 */
 	ISO_F_NETWORK = 7,     /* u32 enum iso_network */
-	ISO_F_READ_PATH = 8,   /* str path, <= ISO_PATHS_MAX */
-	ISO_F_WRITE_PATH = 9,  /* str path, <= ISO_PATHS_MAX */
+	ISO_F_READ_PATH = 8,   /* str path, <= ISO_PATHS_MAX, with a descriptor */
+	ISO_F_WRITE_PATH = 9,  /* str path, <= ISO_PATHS_MAX, with a descriptor */
 	ISO_F_CHANNEL = 10,    /* u32 0 or 1 */
 	ISO_F_STDIO = 11,      /* u32 mask: bit i set = fd for i attached */
+	ISO_F_CWD = 12,	       /* str path: the guest's working directory */
 	/* KILL */
 	ISO_F_SIGNAL = 20,     /* u32, 1..64, required */
 	/* HELLO */
@@ -137,6 +140,7 @@ struct iso_wire_spawn {
 	uint32_t network;    /* enum iso_network */
 	uint32_t channel;    /* 0 or 1 */
 	uint32_t stdio_mask; /* bits 0..2 */
+	const char *cwd;     /* NULL = the guest's /tmp */
 };
 
 struct iso_wire_kill {

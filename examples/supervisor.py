@@ -63,8 +63,8 @@ LIMITS = {"as": "512M", "cpu": 10, "nproc": 16, "fsize": "1M"}
 
 def grants():
     """The module's directory, if a guest could not read it otherwise
-    (a build tree rather than an installed module): the policy must
-    allow it (may-read)."""
+    (a build tree rather than an installed module), lent for reading: the
+    policy's rule must allow it (grants)."""
     where = os.path.dirname(os.path.abspath(isospawn.__file__))
     return [] if where.startswith("/usr/") else [where]
 

@@ -48,15 +48,13 @@ static const char policy_text[] =
 	"	limit as 1G\n"
 	"	timeout 60 5\n"
 	"	network none-only\n"
-	"	may-read /srv/data /opt\n"
-	"	may-write /srv/out\n"
+	"	grants read-write\n"
 	"}\n"
 	"rule user:#1001 {\n"
 	"	pool 1900000010-1900000019\n"
 	"	programs any\n"
 	"	allow-unsafe LD_LIBRARY_PATH\n"
-	"	may-read /\n"
-	"	may-write /tmp/x\n"
+	"	grants read\n"
 	"}\n"
 	"rule group:#2000 {\n"
 	"	pool 1900000020-1900000029\n"
@@ -65,7 +63,6 @@ static const char policy_text[] =
 	"	forward none\n"
 	"	network none\n"
 	"	timeout 3600\n"
-	"	may-read /usr\n"
 	"}\n";
 
 static struct iso_policy policy;
@@ -103,24 +100,22 @@ static int named(const char *const *list, uint32_t n, const char *name, size_t l
 	return 0;
 }
 
-static int beneath_one(char *const *dirs, const char *path)
-{
-	for (; dirs && *dirs; dirs++)
-		if (iso_path_beneath(path, *dirs))
-			return 1;
-	return 0;
-}
-
-/* Each grant allowed by the rule, in strictly increasing path order (so
- * each path once, and a directory before what is below it). */
-static void check_paths(const struct iso_rule *r, const struct iso_plan *plan)
+/* Each grant allowed by the rule, nowhere in the tree's own parts, in
+ * strictly increasing path order (so each path once, and a directory
+ * before what is below it), its descriptor's slot among the request's. */
+static void check_paths(const struct iso_rule *r, const struct iso_wire_spawn *req,
+			const struct iso_plan *plan)
 {
 	for (size_t i = 0; i < plan->ngrants; i++) {
 		const struct iso_grant *g = &plan->grants[i];
 
-		if (iso_path_check(g->path, ISO_PATH_ANY, NULL) < 0 ||
-		    !(beneath_one(r->may_write, g->path) ||
-		      (!g->write && beneath_one(r->may_read, g->path))) ||
+		if (iso_path_check(g->path, ISO_PATH_ANY, NULL) < 0 || strcmp(g->path, "/") == 0 ||
+		    iso_path_beneath(g->path, "/proc") || iso_path_beneath(g->path, "/dev") ||
+		    iso_path_beneath(g->path, "/.iso") ||
+		    r->grants < (g->write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ) ||
+		    g->slot >= req->nread + req->nwrite || g->fd != -1 ||
+		    strcmp(g->slot < req->nread ? req->read_paths[g->slot]
+			   : req->write_paths[g->slot - req->nread], g->path) != 0 ||
 		    (i > 0 && strcmp(plan->grants[i - 1].path, g->path) >= 0))
 			abort();
 	}
@@ -177,7 +172,9 @@ static void check_plan(const struct iso_rule *r, const struct iso_wire_spawn *re
 	    (r->network_none_only && !plan->network_none) ||
 	    plan->channel != (req->channel != 0))
 		abort();
-	check_paths(r, plan);
+	check_paths(r, req, plan);
+	if (plan->cwd != req->cwd || (plan->cwd && iso_path_check(plan->cwd, ISO_PATH_ANY, NULL) < 0))
+		abort();
 	check_env(r, req, plan);
 }
 

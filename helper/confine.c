@@ -324,11 +324,6 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 	if (!c->landlock_on)
 		return 0;
-	/* No port rules follow: every TCP bind and connect is refused, even
-	 * inside the guest's own network namespace. */
-	if (abi >= 4 && plan->network_none)
-		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP |
-					  LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	/* A guest may not signal, or connect to abstract sockets of,
 	 * anything outside its own domain (the caller, other guests). */
 	if (abi >= 6)
@@ -377,12 +372,12 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 		snprintf(landlock, sizeof landlock, "landlock: %s; running %s as the policy allows; ",
 			 gap, rc ? "with what the kernel has" : "without it");
 
-	if ((rule->network_default == ISO_NETWORK_NONE ||
-	     rule->network_none_only) &&
-	    access("/proc/self/ns/net", F_OK) != 0 &&
-	    !(c->landlock_on && c->landlock_abi >= 4))
-		return iso_why(why, n, ENOSYS, "network none: the kernel has neither "
-			       "network namespaces nor Landlock TCP rules");
+	/* A network namespace of its own is what keeps a guest of "network
+	 * none" off the host's network, loopback included; inside it, its
+	 * own loopback is its to use. */
+	if ((rule->network_default == ISO_NETWORK_NONE || rule->network_none_only) &&
+	    access("/proc/self/ns/net", F_OK) != 0)
+		return iso_why(why, n, ENOSYS, "network none: the kernel has no network namespaces");
 	if (rule->seccomp != ISO_SECCOMP_NONE &&
 	    (rc = prepare_seccomp(rule, c, why, n)) < 0)
 		return rc;
@@ -475,14 +470,16 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 
 /* ---- Network ------------------------------------------------------ */
 
-int confine_apply_network(const struct iso_plan *plan, char *why, size_t n)
+int confine_apply_network(const struct iso_plan *plan, int caller_net, char *why, size_t n)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };
 	int fd, rc = 0;
 
-	/* The host network: nothing to set up. */
+	/* The host network, as the caller has it: a unit's private network,
+	 * say, never the helper's. */
 	if (!plan->network_none)
-		return 0;
+		return caller_net >= 0 && setns(caller_net, CLONE_NEWNET) < 0
+			       ? iso_why_errno(why, n, "the caller's network namespace") : 0;
 	if (unshare(CLONE_NEWNET) < 0)
 		return iso_why_errno(why, n, "network namespace");
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -81,8 +81,9 @@ int confine_apply_fds(const int src[4], char *why, size_t n);
 
 /* In the reaper, still root: for "network none", a new network namespace
  * of its own with loopback up, so the guest still has 127.0.0.1 and
- * nothing else; nothing for the host network. */
-int confine_apply_network(const struct iso_plan *plan, char *why, size_t n);
+ * nothing else; for the host network, the caller's network namespace
+ * (caller_net, -1 where it is the helper's). */
+int confine_apply_network(const struct iso_plan *plan, int caller_net, char *why, size_t n);
 
 /* In the reaper, still root, once its own /proc is mounted (world_enter):
  * SysV shared memory of the guest's IPC namespace at most its shm limit. */

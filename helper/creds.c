@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -39,22 +40,90 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/nsfs.h>
 
 #include "creds.h"
 #include "lease.h"
 #include "util.h"
 
 #define CALLER_DIR ISO_STATE_DIR "/callers"
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5; older headers lack the name */
+#endif
+
+/* Whether the namespace `fd` is the helper's own `kind` (a /proc/self/ns
+ * name). */
+static int same_ns(int fd, const char *kind)
+{
+	char path[32];
+	struct stat mine, theirs;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+	return stat(path, &mine) == 0 && fstat(fd, &theirs) == 0 &&
+	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+}
+
+/* The peer's namespace `kind` into *ns, or -1 when it is the helper's.
+ * Through /proc/PID, which is the peer's as long as the peer lives: its
+ * pidfd, checked after the open, says it still does. */
+static int peer_ns(int pidfd, pid_t pid, const char *kind, int *ns, char *why, size_t n)
+{
+	char path[48];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, kind);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return iso_why_errno(why, n, "the caller's %s namespace", kind);
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		close(fd);
+		return iso_why(why, n, EPERM, "the caller's %s namespace: the caller went", kind);
+	}
+	if (same_ns(fd, kind)) {
+		close(fd);
+		fd = -1;
+	}
+	*ns = fd;
+	return 0;
+}
+
+/* Socket mode: the namespaces of the process that connected, where they
+ * are not the helper's (/proc/PID/ns: CAP_SYS_PTRACE, which
+ * isospawn@.service keeps for this). A mount namespace of the caller's own
+ * user namespace is one the caller could have mounted anything in, which
+ * root would build the guest's tree from: refused. SO_PEERPIDFD names the
+ * peer for good; before Linux 6.5, pidfd_open() of its pid, which it keeps
+ * unless the peer went between its connect and now. */
+static int peer_namespaces(int sock, const struct ucred *peer, struct iso_caller *c,
+			   char *why, size_t n)
+{
+	socklen_t len = sizeof(int);
+	int pidfd = -1, owner = -1, rc;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		pidfd = (int)syscall(SYS_pidfd_open, peer->pid, 0);
+	if (pidfd < 0)
+		return iso_why_errno(why, n, "the caller's pidfd");
+	if ((rc = peer_ns(pidfd, peer->pid, "mnt", &c->mnt_ns, why, n)) == 0)
+		rc = peer_ns(pidfd, peer->pid, "net", &c->net_ns, why, n);
+	close(pidfd);
+	if (rc == 0 && c->mnt_ns >= 0 &&
+	    ((owner = ioctl(c->mnt_ns, NS_GET_USERNS)) < 0 || !same_ns(owner, "user")))
+		rc = iso_why(why, n, EPERM, "the caller's mount namespace belongs to a user "
+			     "namespace of its own, whose mounts isospawn does not build on");
+	iso_close_fds(&owner, 1);
+	return rc;
+}
 
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 {
 	struct ucred peer;
 	socklen_t len = sizeof(peer);
-	int ng;
+	int ng, rc;
 
 	/* Who ran the helper: the caller when the setuid bit made it root,
 	 * and until the kernel names the caller, for the log of a refusal. */
 	caller->uid = getuid();
+	caller->mnt_ns = caller->net_ns = -1;
 	/* Why not (no_new_privs, no setuid bit, a nosuid mount) the library
 	 * that started the helper tells its caller, without privilege. */
 	if (geteuid() != 0)
@@ -71,6 +140,8 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 		len = sizeof(caller->groups);
 		ng = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &len) < 0
 			     ? -1 : (int)(len / sizeof(gid_t));
+		if (ng >= 0 && (rc = peer_namespaces(sock, &peer, caller, why, n)) < 0)
+			return rc;
 	} else {
 		caller->gid = getgid();
 		ng = getgroups(ISO_CALLER_GROUPS_MAX, caller->groups);

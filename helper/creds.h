@@ -17,15 +17,23 @@ struct iso_caller {
 	gid_t gid;
 	gid_t groups[ISO_CALLER_GROUPS_MAX];
 	size_t ngroups;
+	/* The caller's mount and network namespaces where they are not the
+	 * helper's (a peer of isospawn.socket in a unit's own), or -1: a
+	 * guest's tree is built from the caller's mounts, its host network
+	 * is the caller's, so that it sees no more than its caller. */
+	int mnt_ns, net_ns;
 };
 
 /*
  * Made root by the setuid bit, the caller is the helper's real uid/gid and
  * supplementary groups, and the socket's SO_PEERCRED must name the same
- * uid. Started as root (isospawn.socket, or by root), the caller is the
- * socket's peer: SO_PEERCRED and SO_PEERGROUPS. Then the helper is root in
- * all its uids and gids, with no groups. Returns 0 or -EPERM/-errno;
- * -EPERM when the helper is not running as root (libclient says why).
+ * uid; its namespaces are the helper's own. Started as root
+ * (isospawn.socket, or by root), the caller is the socket's peer:
+ * SO_PEERCRED, SO_PEERGROUPS, and the namespaces of the process that
+ * connected (one of a user namespace of the caller's own is refused). Then
+ * the helper is root in all its uids and gids, with no groups. Returns 0
+ * or -EPERM/-errno; -EPERM when the helper is not running as root
+ * (libclient says why).
  */
 int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n);
 

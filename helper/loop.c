@@ -45,7 +45,6 @@
 #define TAG_SIG (UINT32_MAX - 1)
 #define TAG_REPORT ISO_GUESTS_MAX /* plus the slot: its reaper's report */
 #define OUTQ_MAX 65536 /* queued replies before the client counts as gone */
-#define REQUEST_FDS_MAX 3 /* the guest's stdio */
 
 struct iso_outq {
 	struct iso_outq *next;
@@ -201,12 +200,12 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	struct iso_guest_slot *slot = NULL;
 	struct iso_plan plan = { 0 };
 	char why[512], names[512], qprog[256];
-	size_t want = (size_t)__builtin_popcount(req->stdio_mask);
+	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite;
 	int chan = -1, rc;
 
 	if (nfds != want)
-		rc = iso_why(why, sizeof(why), EINVAL,
-			     "request names %zu stdio descriptors but carries %zu", want, nfds);
+		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio and "
+			     "grants) but carries %zu", want, nfds);
 	/* Id 0 marks a free slot: a guest with it would be untracked. */
 	else if (id == 0)
 		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
@@ -385,14 +384,14 @@ static int handle_socket(struct iso_server *srv)
 	/* Bounded per wake-up, so guests' exits are not starved; none while
 	 * replies wait for the client (flush_outq). */
 	for (int round = 0; round < 64 && !srv->outq; round++) {
-		int fds[REQUEST_FDS_MAX];
+		int fds[ISO_FDS_MAX];
 		size_t nfds;
 		unsigned seen;
 		char why[256];
 		unsigned long started = srv->started;
 		struct iso_wire_msg *m = &srv->msg;
 		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
-					   fds, REQUEST_FDS_MAX, &nfds, &seen);
+					   fds, ISO_FDS_MAX, &nfds, &seen);
 
 		/* Nothing more for now; or the client is gone (end of file, or
 		 * the socket failed). */
@@ -477,6 +476,7 @@ int server_run(struct iso_server *srv)
 	int serving = 1;
 
 	srv->ctx.caller = srv->caller.uid;
+	srv->ctx.caller_net = srv->caller.net_ns;
 	while (serving) {
 		int nev = epoll_wait(srv->epfd, evs, 64, -1);
 		if (nev < 0 && errno != EINTR) {

@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
 	    (rc = caller_slot_take(server.caller.uid, "connection", server.rule->guests_max + 1,
 				   why, sizeof(why))) < 0 ||
-	    (rc = world_prepare(&server.world, server.rule, why, sizeof(why))) < 0 ||
+	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why);
 	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",

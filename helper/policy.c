@@ -433,7 +433,8 @@ static int kw_network(struct parser *p, struct iso_rule *r, char *const *arg, si
 
 _Static_assert(sizeof(enum iso_seccomp_profile) == sizeof(int) &&
 		       sizeof(enum iso_seccomp_action) == sizeof(int) &&
-		       sizeof(enum iso_landlock_mode) == sizeof(int),
+		       sizeof(enum iso_landlock_mode) == sizeof(int) &&
+		       sizeof(enum iso_grants_mode) == sizeof(int),
 	       "a choice is stored as int");
 
 /* pool and programs come first: close_rule() checks them by index. */
@@ -464,8 +465,15 @@ static const struct keyword keywords[] = {
 	  .max = LANDLOCK_ABI_MAX },
 	{ .name = "read", AT(read), .list = WORD_PATH, .what = PATHS },
 	{ .name = "write", AT(write), .list = WORD_PATH, .what = PATHS },
-	{ .name = "may-read", AT(may_read), .list = WORD_PATH, .what = PATHS },
-	{ .name = "may-write", AT(may_write), .list = WORD_PATH, .what = PATHS },
+	{ .name = "grants", AT(grants), .choices = { "none", "read", "read-write" } },
+	/* A caller lends what it opens itself (grants): no path of the
+	 * policy's decides what it may lend. */
+	{ .name = "may-read", .removed = 1, .what = "a caller lends its guests what it can "
+	  "open itself, as the rule's 'grants none|read|read-write' allows (see MIGRATION in "
+	  "isospawn.conf(5))" },
+	{ .name = "may-write", .removed = 1, .what = "a caller lends its guests what it can "
+	  "open itself, as the rule's 'grants none|read|read-write' allows (see MIGRATION in "
+	  "isospawn.conf(5))" },
 	/* Gone with the on-disk scratch directories: say what replaced it
 	 * rather than call it unknown. */
 	{ .name = "scratch", .removed = 1, .what = "each guest's /tmp is now a tmpfs that ends "
@@ -554,12 +562,7 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 	struct iso_rule *r = p->rule;
 	/* Lists without a "NULL means default" meaning are never NULL, so
 	 * their readers need no special case. */
-	char ***lists[] = { &r->programs, &r->seccomp_deny, &r->read,
-			    &r->write,	  &r->may_read,	    &r->may_write };
-
-	const char *leaves_files = r->write ? "write" : r->may_write ? "may-write" : NULL;
-	const struct { const char *keyword; char **paths; } inside[] = {
-		{ "read", r->read }, { "may-read", r->may_read }, { "may-write", r->may_write } };
+	char ***lists[] = { &r->programs, &r->seccomp_deny, &r->read, &r->write };
 
 	if (nword > 1)
 		return fail(p, "expected end of line after '}', got '%s'", word[1]);
@@ -567,24 +570,21 @@ static int close_rule(struct parser *p, char *const *word, size_t nword)
 		if (p->seen[k] == 0)
 			return fail(p, "expected '%s' in the rule opened at line %u",
 				    keywords[k].name, r->line);
-	/* What a guest leaves on disk is its pool uid's, and a group rule
-	 * leases the same uids to every member in turn: only a rule that
-	 * serves one caller may let guests leave files. */
-	if (r->match == ISO_MATCH_GROUP && leaves_files != NULL)
-		return fail(p, "expected '%s' only in a user: rule (the pool of the group: rule "
-			    "opened at line %u serves many callers), got it in that rule",
-			    leaves_files, r->line);
+	/* What a guest leaves in a write path is its pool uid's, and a
+	 * group rule leases the same uids to every member in turn: only a
+	 * rule that serves one caller may let guests leave files there. (A
+	 * caller's own grants keep its files its own.) */
+	if (r->match == ISO_MATCH_GROUP && r->write != NULL)
+		return fail(p, "expected 'write' only in a user: rule (the pool of the group: rule "
+			    "opened at line %u serves many callers), got it in that rule", r->line);
 	/* A write path is the host's own directory in every guest's tree,
 	 * and a guest may write all of it: a read path inside it would be
-	 * hidden by it (bound first), and a may-read or may-write path's
-	 * mount point would be made in it, on the host, as root. */
-	for (size_t l = 0; l < COUNT(inside); l++)
-		for (char **in = inside[l].paths; in && *in; in++)
-			for (char **w = r->write; w && *w; w++)
-				if (iso_path_beneath(*in, *w))
-					return fail(p, "expected '%s' paths outside the rule's 'write' "
-						    "paths (every guest may write all of %s), got %s",
-						    inside[l].keyword, *w, *in);
+	 * hidden by it (bound first). */
+	for (char **in = r->read; in && *in; in++)
+		for (char **w = r->write; w && *w; w++)
+			if (iso_path_beneath(*in, *w))
+				return fail(p, "expected 'read' paths outside the rule's 'write' "
+					    "paths (every guest may write all of %s), got %s", *w, *in);
 	/* Where the rule picks the programs, the environment must not pick
 	 * their code, and no list of such variables can be complete: the
 	 * names a caller may set are listed instead. */

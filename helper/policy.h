@@ -29,7 +29,7 @@
 #define ISO_POLICY_TIMEOUT_MAX (366 * 24 * 3600)
 
 enum iso_match { ISO_MATCH_USER, ISO_MATCH_GROUP };
-/* The next three list their keyword's words in order: the parser stores a
+/* The next four list their keyword's words in order: the parser stores a
  * word's index. */
 enum iso_seccomp_profile {
 	ISO_SECCOMP_DEFAULT, /* the default deny list */
@@ -37,6 +37,9 @@ enum iso_seccomp_profile {
 	ISO_SECCOMP_NONE,    /* no filter (administrator's explicit choice) */
 };
 enum iso_seccomp_action { ISO_SECCOMP_ERRNO, ISO_SECCOMP_KILL };
+/* What a caller may lend its guests of its own (isospawn.conf(5),
+ * grants): in the order of what it allows. */
+enum iso_grants_mode { ISO_GRANTS_NONE, ISO_GRANTS_READ, ISO_GRANTS_READ_WRITE };
 enum iso_landlock_mode {
 	ISO_LANDLOCK_REQUIRED, /* refuse to spawn without it (default) */
 	ISO_LANDLOCK_OPTIONAL, /* run degraded, logged and reported */
@@ -79,8 +82,7 @@ struct iso_rule {
 
 	char **read;	    /* granted to every guest (read+execute) */
 	char **write;	    /* granted to every guest (read+write) */
-	char **may_read;    /* beneath these, guests may ask for read */
-	char **may_write;   /* beneath these, guests may ask for write */
+	enum iso_grants_mode grants; /* what a caller may lend */
 };
 
 struct iso_policy {

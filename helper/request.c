@@ -16,7 +16,7 @@
 #include "util.h"
 
 /* Whether `list` holds s, or with `beneath` a directory s is beneath. */
-static int in_list(char *const *list, const char *s, int beneath)
+static int in_list(const char *const *list, const char *s, int beneath)
 {
 	for (; list && *list; list++)
 		if (beneath ? iso_path_beneath(s, *list) : strcmp(*list, s) == 0)
@@ -24,23 +24,32 @@ static int in_list(char *const *list, const char *s, int beneath)
 	return 0;
 }
 
-static int check_paths(const struct iso_rule *rule, const char *const *paths,
-		       int write, char *why, size_t n)
+/* The tree's own parts, made for each guest: no grant goes there. Its
+ * /proc in particular holds the files root writes for each guest. */
+static const char *const reserved[] = { "/proc", "/dev", "/.iso", NULL };
+
+/* A grant lends the object the caller opened; the rule says whether it
+ * may lend at all, and for writing. Where it shows in the tree is the
+ * caller's to choose, but for the tree's root and own parts. */
+static int check_grants(const struct iso_rule *rule, const char *const *paths,
+			int write, char *why, size_t n)
 {
+	static const char *const modes[] = { "none", "read", "read-write" };
+	const char *kind = write ? "write" : "read";
+
 	for (; *paths; paths++) {
 		const char *p = *paths;
-		/* In normal form, what the rule lists is exactly what is
-		 * opened, and "beneath" is a comparison of text. */
+
 		if (iso_path_check(p, ISO_PATH_ANY, NULL) < 0)
-			return iso_why(why, n, EINVAL,
-				       "%s path must be absolute without '.' or '..' components",
-				       write ? "write" : "read");
-		/* Write access implies read; a may-write tree is readable. */
-		if (!in_list(rule->may_write, p, 1) &&
-		    (write || !in_list(rule->may_read, p, 1)))
-			return iso_why(why, n, EACCES,
-				       "%s access to %s not allowed by the rule at line %u",
-				       write ? "write" : "read", p, rule->line);
+			return iso_why(why, n, EINVAL, "%s grant path must be absolute without "
+				       "'.' or '..' components", kind);
+		if (strcmp(p, "/") == 0 || in_list(reserved, p, 1))
+			return iso_why(why, n, EINVAL, "%s grant %s: the guest's tree keeps /, /proc, "
+				       "/dev and /.iso for itself", kind, p);
+		if (rule->grants < (write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ))
+			return iso_why(why, n, EACCES, "%s grant of %s not allowed by the rule at "
+				       "%s:%u ('grants %s')", kind, p, rule->file, rule->line,
+				       modes[rule->grants]);
 	}
 	return 0;
 }
@@ -58,10 +67,10 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 {
 	size_t kept = 0;
 
-	for (const char *const *p = req->read_paths; *p; p++)
-		plan->grants[plan->ngrants++] = (struct iso_grant){ *p, 0 };
-	for (const char *const *p = req->write_paths; *p; p++)
-		plan->grants[plan->ngrants++] = (struct iso_grant){ *p, 1 };
+	for (const char *const *p = req->read_paths; *p; p++, plan->ngrants++)
+		plan->grants[plan->ngrants] = (struct iso_grant){ *p, 0, plan->ngrants, -1 };
+	for (const char *const *p = req->write_paths; *p; p++, plan->ngrants++)
+		plan->grants[plan->ngrants] = (struct iso_grant){ *p, 1, plan->ngrants, -1 };
 	qsort(plan->grants, plan->ngrants, sizeof(*plan->grants), by_path);
 	for (size_t i = 0; i < plan->ngrants; i++) {
 		const struct iso_grant *g = &plan->grants[i];
@@ -132,7 +141,7 @@ int request_decide(const struct iso_rule *rule,
 	if (iso_path_check(req->program, ISO_PATH_FILE, NULL) < 0)
 		return iso_why(why, n, EINVAL,
 			       "program must be an absolute path without '.' or '..' components");
-	if (!rule->programs_any && !in_list(rule->programs, req->program, 0))
+	if (!rule->programs_any && !in_list((const char *const *)rule->programs, req->program, 0))
 		return iso_why(why, n, EACCES, "program %s is not allowed by the rule at line %u",
 			       req->program, rule->line);
 	if ((rc = decide_limits(rule, req, plan, why, n)) < 0)
@@ -145,10 +154,13 @@ int request_decide(const struct iso_rule *rule,
 		(req->network == ISO_NETWORK_DEFAULT &&
 		 rule->network_default == ISO_NETWORK_NONE);
 
-	if ((rc = check_paths(rule, req->read_paths, 0, why, n)) < 0 ||
-	    (rc = check_paths(rule, req->write_paths, 1, why, n)) < 0 ||
+	if ((rc = check_grants(rule, req->read_paths, 0, why, n)) < 0 ||
+	    (rc = check_grants(rule, req->write_paths, 1, why, n)) < 0 ||
 	    (rc = order_grants(req, plan, why, n)) < 0)
 		return rc;
+	if (req->cwd && iso_path_check(req->cwd, ISO_PATH_ANY, NULL) < 0)
+		return iso_why(why, n, EINVAL, "working directory must be absolute without '.' "
+			       "or '..' components");
 
 	/* Strict: what the client forwards must already be allow-listed. */
 	rc = iso_build_env(req->forward, req->overrides, &env_rules,
@@ -160,6 +172,7 @@ int request_decide(const struct iso_rule *rule,
 
 	plan->program = req->program;
 	plan->argv = req->argv;
+	plan->cwd = req->cwd;
 	plan->channel = req->channel != 0;
 	return 0;
 }

@@ -193,6 +193,12 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 		guest_fail(ISO_STAGE_CREDENTIALS, errno, "keyctl(KEYCTL_JOIN_SESSION_KEYRING)");
 	if ((rc = creds_drop(uid, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CREDENTIALS, -rc, why);
+	/* Where it starts, reached as the guest: a path of its tree that the
+	 * caller named, or its own /tmp. */
+	if (chdir(plan->cwd ? plan->cwd : "/tmp") < 0) {
+		rc = iso_why_errno(why, sizeof(why), "working directory %s", plan->cwd ? plan->cwd : "/tmp");
+		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
+	}
 	if (plan->channel && (fds[3] = make_channel(report_fd)) < 0)
 		guest_fail(ISO_STAGE_CREDENTIALS, -fds[3], "channel");
 	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
@@ -297,6 +303,7 @@ static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	int keep[] = {
 		0, 1, 2, report_fd, ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd,
+		ctx->world->caller_mnt, ctx->caller_net,
 	};
 	unsigned from = 0, next;
 
@@ -353,7 +360,8 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	struct itimerval deadline = { 0 };
 	const char *envp[ENV_SLOTS];
 	char why[sizeof(report.reason)];
-	int fds[3] = { -1, -1, -1 }, rc, prog;
+	int fds[ISO_FDS_MAX], rc, prog, f = 0;
+	enum iso_stage stage;
 	size_t nfds = 0;
 	unsigned seen;
 	ssize_t len;
@@ -378,7 +386,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	 * file: the connection ends before a guest came. */
 	if (recv(report_fd, &uid, sizeof(uid), 0) != sizeof(uid))
 		_exit(0);
-	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, 3, &nfds, &seen);
+	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, ISO_FDS_MAX, &nfds, &seen);
 	if (len <= 0)
 		_exit(0);
 	/* The very datagram the helper decoded as a SPAWN and decided
@@ -388,10 +396,13 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
 				 sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's request");
-	/* What the caller did not give is /dev/null. */
-	for (int i = 0, f = 0; i < 3; i++)
+	/* What the caller did not give is /dev/null; then the grants' (the
+	 * helper counted them all: loop.c handle_spawn). */
+	for (int i = 0; i < 3; i++)
 		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
 					? fds[f++] : ctx->devnull;
+	for (size_t t = 0; t < plan.ngrants; t++)
+		plan.grants[t].fd = f + plan.grants[t].slot < nfds ? fds[f + plan.grants[t].slot] : -1;
 	final_env(&plan, envp);
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
@@ -402,13 +413,12 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	/* Its own session: no controlling terminal to inject into. */
 	if (setsid() < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, errno, "setsid");
-	if ((rc = confine_apply_network(&plan, why, sizeof(why))) < 0)
+	if ((rc = confine_apply_network(&plan, ctx->caller_net, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
 	/* The guest's own world: mounts need root, so before the drop. A
 	 * program that cannot be opened fails at exec, as it would there. */
-	if ((rc = world_enter(ctx->world, &plan, uid, &prog, why, sizeof(why))) < 0)
-		reaper_fail(report_fd, prog < 0 ? ISO_STAGE_EXEC : ISO_STAGE_CONFINEMENT,
-			    -rc, why);
+	if ((rc = world_enter(ctx->world, &plan, uid, &prog, &stage, why, sizeof(why))) < 0)
+		reaper_fail(report_fd, stage, -rc, why);
 	if ((rc = confine_apply_ipc(&plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
 	/* Above 0-3, which confine_apply_fds() replaces: the reaper left

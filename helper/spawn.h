@@ -38,6 +38,7 @@ struct iso_spawn_ctx {
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
 	uid_t caller;	  /* whose leases count against the rule's 'guests' */
+	int caller_net;	  /* the caller's network namespace, or -1: the helper's */
 	struct iso_lease idle[ISO_IDLE_LEASES]; /* each with its slot */
 	size_t nidle;
 	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);

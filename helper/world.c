@@ -1,17 +1,19 @@
 /*
  * world.c - the guest's file system, built rather than inherited.
  *
- *   world_prepare (once per connection, root): a short-lived child in a new
- *     mount namespace (sharing the helper's descriptor table, so the
- *     namespace's fd lands there) builds, on a fresh tmpfs: the host's
- *     /usr, /etc, /bin, /sbin, /lib*, /sys/devices/system/cpu
- *     (confine_system; symlinks stay symlinks) read-only; a /dev with six
- *     nodes; the rule's read and write paths; empty directories for its
- *     may-read and may-write paths; then pivots into it. Every mount is
- *     private.
- *   world_enter (each reaper, root, before the drop): opens the program and
- *     the grants as the guest, joins a private copy of the template and
- *     mounts its own /proc, /tmp, /dev/shm, passwd, group and grants.
+ *   world_prepare (once per connection, root): a short-lived child in a
+ *     private copy of the caller's mount namespace (sharing the helper's
+ *     descriptor table, so the namespace's fd lands there) builds, on a
+ *     fresh tmpfs: the host's /usr, /etc, /bin, /sbin, /lib*,
+ *     /sys/devices/system/cpu (confine_system; symlinks stay symlinks)
+ *     read-only; a /dev with six nodes; the rule's read and write paths;
+ *     an empty directory for each other directory at the host's root
+ *     (where grants find their place); then pivots into it. Every mount
+ *     is private.
+ *   world_enter (each reaper, root, before the drop): opens the program as
+ *     the guest, copies each grant's object from the caller's descriptor,
+ *     joins a private copy of the template and mounts its own /proc,
+ *     /tmp, /dev/shm, passwd, group and the grants, idmapped.
  *
  * Invariants:
  *  - Nothing mounted here propagates to the host or another guest: the
@@ -22,12 +24,16 @@
  *    directory bound in, such as a rule's write path (the policy refuses
  *    rule paths there) or a write grant (a grant's point is made as the
  *    guest).
- *  - What a request names is opened with the guest's fsuid and fsgid and no
- *    supplementary groups, without following symbolic links, and a rule's
- *    paths with those of the rule's first pool uid, through no /proc magic
- *    link: root never binds in what a guest could not reach on the host.
- *    Either is bound with its submounts, so what a mount hides on the host
- *    stays hidden (but for unbindable ones, which the kernel leaves out).
+ *  - The program is opened with the guest's fsuid and fsgid and no
+ *    supplementary groups, and a rule's paths with those of the rule's
+ *    first pool uid, through no /proc magic link: root never binds in
+ *    what a guest could not reach on the host. A grant is the object the
+ *    caller opened itself, never a path root resolves, idmapped so that
+ *    only the caller's uid and gid map (to the guest's): in it the guest
+ *    reaches what the caller would, and anything not the caller's only as
+ *    others may. Each is bound with its submounts, so what a mount hides
+ *    on the host stays hidden (but for unbindable ones, which the kernel
+ *    leaves out).
  *  - The template's root is read-only and never changed per guest: a guest
  *    that needs a new mount point below it gets its own tmpfs there.
  */
@@ -298,16 +304,37 @@ static int make_dev(int root, char *why, size_t n)
 struct build {
 	const struct iso_rule *rule;
 	struct iso_world *w;
+	int proc;	/* the helper's /proc */
 	char *why;
 	size_t n;
 	int rc;
 };
 
+/* An empty directory in the tree for each directory at the host's root it
+ * lacks (/home, /srv, ...), so that a grant below one finds where to go:
+ * a guest's grant under /home gets a tmpfs of its own over /home, while
+ * the tree's root, read-only and shared by the connection's guests, is
+ * never changed. Names only: what they hold is never bound. */
+static int mirror_root(int root, char *why, size_t n)
+{
+	DIR *host = opendir("/");
+	struct dirent *e;
+	struct stat st;
+	int rc = 0;
+
+	if (host == NULL)
+		return iso_why_errno(why, n, "reading /");
+	while (rc == 0 && (e = readdir(host)) != NULL)
+		if (e->d_name[0] != '.' && fstatat(dirfd(host), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode) && mkdirat(root, e->d_name, 0755) < 0 && errno != EEXIST)
+			rc = iso_why_errno(why, n, "a mount point for /%s", e->d_name);
+	closedir(host);
+	return rc;
+}
+
 static int build_tree(const struct iso_rule *r, int root, char *why, size_t n)
 {
 	static const char *const empty[] = { "/proc", "/tmp", "/.iso", NULL };
-	const char *const *points[] = { empty, (const char *const *)r->may_read,
-					(const char *const *)r->may_write };
 	int rc = 0, fd;
 
 	for (const char *const *p = confine_system; rc == 0 && *p; p++)
@@ -320,16 +347,13 @@ static int build_tree(const struct iso_rule *r, int root, char *why, size_t n)
 		rc = bind_host(root, *p, r->pool_first, RO, why, n);
 	for (char **p = r->write; rc == 0 && p && *p; p++)
 		rc = bind_host(root, *p, r->pool_first, RW, why, n);
-	/* Where a guest's own mounts and its grants will go. Below a
-	 * read-only bind only what the host has: make_point() can create
-	 * nothing there (it ends in ENOENT, never EROFS). */
-	for (size_t l = 0; l < 3; l++)
-		for (const char *const *p = points[l]; rc == 0 && p && *p; p++)
-			if ((fd = make_point(root, *p, 1)) >= 0)
-				close(fd);
-			else
-				rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
-	return rc;
+	/* Where a guest's own mounts will go, and its grants. */
+	for (const char *const *p = empty; rc == 0 && *p; p++)
+		if ((fd = make_point(root, *p, 1)) >= 0)
+			close(fd);
+		else
+			rc = iso_why(why, n, -fd, "a mount point for %s: %s", *p, strerror(-fd));
+	return rc == 0 ? mirror_root(root, why, n) : rc;
 }
 
 static int build(void *arg)
@@ -339,8 +363,15 @@ static int build(void *arg)
 	int root = -1, rc = 0;
 
 	umask(0);
-	b->w->ns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	if (b->w->ns_fd < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	/* A copy of the caller's namespace where it has one of its own (a
+	 * unit's, through isospawn.socket), so that its guests see no more
+	 * than it does. The helper's /proc names this child whatever /proc
+	 * that namespace mounts. */
+	if (b->w->caller_mnt >= 0 &&
+	    (setns(b->w->caller_mnt, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0))
+		rc = iso_why_errno(b->why, b->n, "a copy of the caller's mount namespace");
+	else if ((b->w->ns_fd = openat(b->proc, "self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0 ||
+		 mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		rc = iso_why_errno(b->why, b->n, "a private mount namespace");
 	/* Only mount points: directories, empty files and short symbolic
 	 * links, none of which takes a page. */
@@ -361,17 +392,20 @@ static int build(void *arg)
 }
 
 int world_prepare(struct iso_world *w, const struct iso_rule *rule,
-		  char *why, size_t n)
+		  const struct iso_caller *caller, char *why, size_t n)
 {
 	static char stack[64 * 1024];
-	struct build b = { rule, w, why, n, -EIO };
+	struct build b = { rule, w, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC), why, n,
+			   -EIO };
 	pid_t pid;
 
-	w->ns_fd = -1;
+	*w = (struct iso_world){ .ns_fd = -1, .caller_mnt = caller->mnt_ns,
+				 .caller_uid = caller->uid, .caller_gid = caller->gid };
 #ifdef ISO_BENCH_NO_WORLD
 	/* Only in the benchmark's own helper (bench/, never installed):
 	 * guests stay in the helper's mount namespace, so that `make bench`
 	 * can show what the tree costs. */
+	iso_close_fds(&b.proc, 1);
 	return 0;
 #endif
 	snprintf(why, n, "building the guest's tree: the builder died");
@@ -384,29 +418,30 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	else
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
+	iso_close_fds(&b.proc, 1);
 	return b.rc;
 }
 
 /*
- * Opened as uid with no supplementary groups (caller_identify() dropped
- * them, and made every gid 0, for the whole helper): the program (links
- * followed, as a path of the caller's) and the grants (no links at all),
- * each cloned into a detached tree. setfsuid clears only root's file
- * capabilities (CAP_DAC_*, CAP_FOWNER, CAP_CHOWN, ...); of the others
- * CAP_SYS_PTRACE (and CAP_SYS_ADMIN for map_files) would let the /proc
- * magic links (/proc/PID/cwd, root, exe, fd/N) lead where neither the
- * guest nor the caller may go, so none is followed (ELOOP). Nothing else
- * of root's is consulted on the way: the opens are O_PATH, and the
- * program is executed, and a script read, as the guest.
+ * The program, opened as uid with no supplementary groups (caller_identify()
+ * dropped them, and made every gid 0, for the whole helper), links followed
+ * as a path of the caller's. setfsuid clears only root's file capabilities
+ * (CAP_DAC_*, CAP_FOWNER, CAP_CHOWN, ...); of the others CAP_SYS_PTRACE
+ * (and CAP_SYS_ADMIN for map_files) would let the /proc magic links
+ * (/proc/PID/cwd, root, exe, fd/N) lead where neither the guest nor the
+ * caller may go, so none is followed (ELOOP). Nothing else of root's is
+ * consulted on the way: the open is O_PATH, and the program is executed,
+ * and a script read, as the guest.
  */
-static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
-			 int *trees, char *why, size_t n)
+static int open_program(const struct iso_plan *plan, uid_t uid, int *prog, char *why,
+			size_t n)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
-	int rc = 0;
+	int rc;
 
+	*prog = -1;
 	if ((rc = fs_ids(uid, why, n)) < 0)
 		return rc;
 	*prog = (int)syscall(SYS_openat2, AT_FDCWD, plan->program, &how, sizeof how);
@@ -417,14 +452,114 @@ static int open_as_guest(const struct iso_plan *plan, uid_t uid, int *prog,
 		close(*prog);
 		*prog = -1;
 	}
-	for (size_t t = 0; rc == 0 && t < plan->ngrants; t++) {
-		/* No link at all (so no magic link either). CAP_SYS_ADMIN is
-		 * not among what fsuid drops. */
-		trees[t] = clone_tree(plan->grants[t].path, RESOLVE_NO_SYMLINKS,
-				      plan->grants[t].write ? RW : RO, why, n);
-		rc = trees[t] < 0 ? trees[t] : 0;
-	}
 	(void)fs_ids(0, NULL, 0);
+	return rc;
+}
+
+/*
+ * Each grant's object as the caller's descriptor names it (a directory or
+ * a regular file: what the caller opened, never a path root resolves),
+ * copied with the mounts below it into a detached tree, private: in the
+ * caller's mount namespace, where the kernel finds the descriptor's mount
+ * (it copies only the current namespace's). The descriptors go.
+ */
+static int copy_grants(struct iso_plan *plan, int *trees, char *why, size_t n)
+{
+	struct mount_attr a = { .propagation = MS_PRIVATE };
+	struct stat st;
+	int rc = 0;
+
+	for (size_t t = 0; t < plan->ngrants; t++) {
+		struct iso_grant *g = &plan->grants[t];
+
+		if (rc == 0 && (fstat(g->fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
+			rc = iso_why(why, n, EINVAL, "grant %s: not a directory or a regular file",
+				     g->path);
+		if (rc == 0 && (trees[t] = open_tree(g->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						     AT_EMPTY_PATH | AT_RECURSIVE)) < 0)
+			rc = iso_why_errno(why, n, "grant %s: copying its mount", g->path);
+		if (rc == 0 && mount_setattr(trees[t], "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+					     sizeof a) < 0)
+			rc = iso_why_errno(why, n, "grant %s: mount_setattr (Linux 5.12)", g->path);
+		iso_close_fds(&g->fd, 1);
+		g->fd = -1;
+	}
+	return rc;
+}
+
+/* Every signal is blocked in a reaper (factory_main): only SIGKILL ends
+ * the wait. */
+static int idmap_waiter(void *arg)
+{
+	(void)arg;
+	(void)pause();
+	return 0;
+}
+
+/*
+ * A user namespace that maps the caller's uid and gid, as a grant's files
+ * hold them, to the guest's `uid` (line "CALLER GUEST 1"), and nothing
+ * else: the idmap of every grant, so that the guest reaches a grant as its
+ * caller would, what it makes there is the caller's on disk, and any other
+ * owner's file is nobody's to it (its bits for others decide). Root writes
+ * the maps (only a process privileged over the parent namespace may map
+ * ids it does not hold) of a child that waits in the namespace, found in
+ * the guest's own /proc, then kills it: the reaper reaps it with the
+ * rest. Its descriptor, or -errno.
+ */
+static int idmap_ns(const struct iso_world *w, uid_t uid, char *why, size_t n)
+{
+	static char stack[16 * 1024] __attribute__((aligned(16)));
+	const char *const maps[] = { "uid_map", "gid_map" };
+	unsigned from[] = { (unsigned)w->caller_uid, (unsigned)w->caller_gid };
+	char path[48], line[48];
+	int ns = -1, fd, rc = 0;
+	pid_t pid = clone(idmap_waiter, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
+			  NULL);
+
+	if (pid < 0)
+		return iso_why_errno(why, n, "idmap: a user namespace");
+	for (size_t i = 0; rc == 0 && i < COUNT(maps); i++) {
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, maps[i]);
+		snprintf(line, sizeof line, "%u %u 1\n", from[i], (unsigned)uid);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, line, strlen(line)) < 0)
+			rc = iso_why_errno(why, n, "idmap: %s", maps[i]);
+		iso_close_fds(&fd, 1);
+	}
+	snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
+	if (rc == 0 && (ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = iso_why_errno(why, n, "idmap: %s", path);
+	(void)kill(pid, SIGKILL);
+	return rc < 0 ? rc : ns;
+}
+
+/* Idmap each grant's tree (read-only for a read grant). A file system
+ * that cannot be idmapped, here or below, refuses the grant naming it. */
+static int idmap_grants(const struct iso_world *w, const struct iso_plan *plan, uid_t uid,
+			const int *trees, char *why, size_t n)
+{
+	struct mount_attr a = { .userns_fd = 0 };
+	struct statfs fs;
+	int ns, rc = 0;
+
+	if (plan->ngrants == 0)
+		return 0;
+	if ((ns = idmap_ns(w, uid, why, n)) < 0)
+		return ns;
+	a.userns_fd = (uint64_t)ns;
+	for (size_t t = 0; rc == 0 && t < plan->ngrants; t++) {
+		a.attr_set = MOUNT_ATTR_IDMAP | (plan->grants[t].write ? RW : RO);
+		if (mount_setattr(trees[t], "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) == 0)
+			continue;
+		if (errno == EINVAL && fstatfs(trees[t], &fs) == 0)
+			rc = iso_why(why, n, EINVAL, "grant %s: its file system (%s), or one mounted "
+				     "below it, cannot be idmapped on this kernel", plan->grants[t].path,
+				     iso_fs_name((unsigned long)fs.f_type));
+		else
+			rc = iso_why_errno(why, n, "grant %s: idmapping it", plan->grants[t].path);
+	}
+	close(ns);
 	return rc;
 }
 
@@ -494,47 +629,78 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 	return rc;
 }
 
-int world_enter(const struct iso_world *w, const struct iso_plan *plan,
-		uid_t uid, int *prog, char *why, size_t n)
+/* The guest's own mounts in its copy of the template: /proc (its PID
+ * namespace's processes only); /tmp, its scratch, cwd and home, 0700, and
+ * /dev/shm; its accounts. */
+static int mount_own(const struct iso_plan *plan, uid_t uid, char *why, size_t n)
 {
-	int trees[COUNT(plan->grants)];
 	char opts[160], ids[48];
-	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
-	int root, rc;
 
-	*prog = -1;
-	if ((rc = open_as_guest(plan, uid, prog, trees, why, n)) < 0 ||
-	    (rc = open_stdio_pipes(plan, why, n)) < 0 || w->ns_fd < 0)
-		return rc;
-	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
-		return iso_why_errno(why, n, "joining the guest's tree");
-	/* Its own PID namespace's processes only. */
+	snprintf(ids, sizeof ids, "mode=0700,uid=%u,gid=%u", (unsigned)uid, (unsigned)uid);
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return iso_why_errno(why, n, "mounting /proc");
-	/* Its scratch, cwd and home: the guest's own, 0700. */
-	snprintf(ids, sizeof ids, "mode=0700,uid=%u,gid=%u", (unsigned)uid, (unsigned)uid);
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
 		  tmpfs_opts(opts, sizeof opts, ids, plan->limits[ISO_LIMIT_SCRATCH])) < 0)
 		return iso_why_errno(why, n, "mounting /tmp");
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 		  tmpfs_opts(opts, sizeof opts, "mode=1777", plan->limits[ISO_LIMIT_SHM])) < 0)
 		return iso_why_errno(why, n, "mounting /dev/shm");
-	if ((rc = mount_accounts(uid, why, n)) < 0)
-		return rc;
-	if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+	return mount_accounts(uid, why, n);
+}
+
+/* Attach each grant's tree at its path, as the guest: a mount point a
+ * grant lacks is made with its ids and rights, so that where the tree
+ * shows a host directory (a rule's write path, a write grant) root makes
+ * nothing the guest could not. */
+static int attach_grants(const struct iso_plan *plan, uid_t uid, const int *trees, char *why,
+			 size_t n)
+{
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (root < 0)
 		return iso_why_errno(why, n, "/");
-	/* As the guest (open_as_guest() saw the ids take): a mount point a
-	 * grant lacks is made with its ids and rights, so that where the tree
-	 * shows a host directory (a rule's write path, a write grant: another
-	 * guest may have removed the grant since it was opened) root makes
-	 * nothing the guest could not. */
-	(void)fs_ids(uid, NULL, 0);
-	for (size_t t = 0; rc == 0 && t < plan->ngrants; t++)
-		rc = attach(trees[t], root, plan->grants[t].path, why, n);
+	if ((rc = fs_ids(uid, why, n)) == 0)
+		for (size_t t = 0; rc == 0 && t < plan->ngrants; t++)
+			rc = attach(trees[t], root, plan->grants[t].path, why, n);
 	(void)fs_ids(0, NULL, 0);
 	close(root);
+	return rc;
+}
+
+int world_enter(const struct iso_world *w, struct iso_plan *plan, uid_t uid, int *prog,
+		enum iso_stage *stage, char *why, size_t n)
+{
+	int trees[COUNT(plan->grants)];
+	char missing[ISO_WIRE_TEXT_MAX];
+	mode_t mask = umask(0); /* mount points 0755 whatever the helper's */
+	int rc, host_rc, in_tree;
+
+	*stage = ISO_STAGE_CONFINEMENT;
+	*prog = -1;
+	/* The program and the grants as the caller's namespace has them. */
+	if (w->caller_mnt >= 0 && setns(w->caller_mnt, CLONE_NEWNS) < 0)
+		return iso_why_errno(why, n, "the caller's mount namespace");
+	host_rc = open_program(plan, uid, prog, missing, sizeof missing);
+	if ((rc = copy_grants(plan, trees, why, n)) < 0 ||
+	    (rc = open_stdio_pipes(plan, why, n)) < 0 || w->ns_fd < 0)
+		goto out;
+	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
+		rc = iso_why_errno(why, n, "joining the guest's tree");
+	if (rc == 0 && (rc = mount_own(plan, uid, why, n)) == 0 &&
+	    (rc = idmap_grants(w, plan, uid, trees, why, n)) == 0)
+		rc = attach_grants(plan, uid, trees, why, n);
+	/* The program as the guest finds it in its tree where it is there
+	 * (in what the caller lent, say: as the caller would run it), else
+	 * as the caller's namespace has it. */
+	if (rc == 0 && open_program(plan, uid, &in_tree, NULL, 0) == 0) {
+		iso_close_fds(prog, 1);
+		*prog = in_tree;
+	}
+out:
 	umask(mask);
-	if (rc == 0 && chdir("/tmp") < 0)
-		rc = iso_why_errno(why, n, "chdir /tmp");
+	if (rc == 0 && *prog < 0) {
+		*stage = ISO_STAGE_EXEC;
+		rc = iso_why(why, n, -host_rc, "%s", missing);
+	}
 	return rc;
 }

@@ -13,30 +13,38 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "creds.h"
 #include "request.h"
 #include "policy.h"
 
 struct iso_world {
-	int ns_fd;   /* the template mount namespace, or -1 */
+	int ns_fd;	  /* the template mount namespace, or -1 */
+	int caller_mnt;	  /* the caller's mount namespace, or -1: the helper's */
+	uid_t caller_uid; /* whose files a grant holds, mapped to the guest's */
+	gid_t caller_gid;
 };
 
 /*
  * Once per connection, as root, before confine_prepare(): build the
- * template for `rule`. Returns 0, or -errno with a reason (-ENOSYS when the
- * kernel lacks a mount call the tree needs, naming it).
+ * template for `rule` from the caller's mount namespace. Returns 0, or
+ * -errno with a reason (-ENOSYS when the kernel lacks a mount call the
+ * tree needs, naming it).
  */
 int world_prepare(struct iso_world *w, const struct iso_rule *rule,
-		  char *why, size_t n);
+		  const struct iso_caller *caller, char *why, size_t n);
 
 /*
- * In the reaper, root, before the drop: open the program and the request's
- * grants as `uid` would on the host, then move into a private copy of the
- * template and mount the guest's own parts (its /proc, /tmp, /dev/shm,
- * passwd and group files); cwd becomes /tmp. *prog gets an O_PATH
- * descriptor of the program. Returns 0 or -errno with a reason; *prog is
- * -1 after a failure if the program itself could not be opened.
+ * In the reaper, root, before the drop: copy each grant's object
+ * (plan->grants[].fd, which it closes) in the caller's mount namespace,
+ * then move into a private copy of the template and mount the guest's own
+ * parts (its /proc, /tmp, /dev/shm, passwd and group files) and the
+ * grants, idmapped from the caller's ids to `uid`. *prog gets an O_PATH
+ * descriptor of the program, opened as `uid`: as the guest's tree has it,
+ * or else as the caller's namespace does. Returns 0, or -errno with a
+ * reason and in *stage what failed: ISO_STAGE_EXEC when the program could
+ * be opened in neither, else ISO_STAGE_CONFINEMENT.
  */
-int world_enter(const struct iso_world *w, const struct iso_plan *plan,
-		uid_t uid, int *prog, char *why, size_t n);
+int world_enter(const struct iso_world *w, struct iso_plan *plan, uid_t uid, int *prog,
+		enum iso_stage *stage, char *why, size_t n);
 
 #endif /* ISO_WORLD_H */

@@ -276,12 +276,35 @@ enum iso_network {
 /* Returns 0; -EINVAL. */
 ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net);
 
-/* Grant the guest read (or read and write) access beneath an absolute path,
- * within what the policy allows (copied). Returns 0; -EINVAL; -E2BIG more
- * than ISO_PATHS_MAX; -ENOMEM. */
+/*
+ * Lend the guest a directory or a regular file of the caller's, for reading
+ * (or reading and writing), as the policy's "grants" allows. iso_spawn()
+ * opens `path` (copied here; a relative one against the working directory
+ * then, symbolic links followed) as the caller and hands the helper the
+ * descriptor, so the caller lends exactly what it can open itself; the
+ * guest finds the object at the same absolute path, symbolic links
+ * resolved, and reaches in it what the caller would (it is idmapped: the
+ * caller's files are the guest's, what the guest makes there is the
+ * caller's, anything else it reaches as a stranger); a read grant is
+ * read-only. A grant inside another is mounted on it (the inner one
+ * decides there); the same path lent twice the same way counts once, both
+ * ways makes iso_spawn() fail with -EINVAL. Returns 0; -EINVAL empty, or
+ * 4096 bytes or more; -E2BIG more than ISO_PATHS_MAX of that kind;
+ * -ENOMEM.
+ */
 ISO_PUBLIC int iso_spec_add_read_path(iso_spec *spec, const char *path);
 ISO_PUBLIC int iso_spec_add_write_path(iso_spec *spec, const char *path);
 #define ISO_PATHS_MAX 32
+
+/* The guest's working directory: an absolute path in normal form in the
+ * guest's tree (copied), which the guest itself enters before it runs;
+ * NULL restores the default, its own /tmp. Returns 0; -EINVAL; -ENOMEM. */
+ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path);
+
+/* Lend `path` for writing, as iso_spec_add_write_path() does, and make it
+ * the working directory unless iso_spec_set_cwd() names one (copied; NULL
+ * removes it). Returns 0; -EINVAL as iso_spec_add_write_path(); -ENOMEM. */
+ISO_PUBLIC int iso_spec_set_workdir(iso_spec *spec, const char *path);
 
 /* Ask for a message channel: the guest gets fd 3 and
  * ISOSPAWN_CHANNEL_FD=3. Returns 0. */
@@ -296,9 +319,12 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
  * is started. Start-up failures after the helper accepted the request
  * (program not found, not executable, confinement failed) are reported by
  * iso_wait() as ISO_OUTCOME_FAILED, never as an exit code.
- * Returns 0; -EACCES refused by policy; -EINVAL malformed request (or a
- * stdio fd closed since iso_spec_set_stdio()); -E2BIG the request does not
- * fit in one message; -EAGAIN the pool is exhausted, or the caller holds as
+ * Returns 0; -EACCES refused by policy, or a grant the caller may not
+ * open; -ENOENT, -ELOOP, -ENOTDIR, -ENAMETOOLONG, -EMFILE a grant could
+ * not be opened (the caller's own open's error; iso_last_error() names
+ * it); -EINVAL malformed request (or a stdio fd closed since
+ * iso_spec_set_stdio(), or a grant that is not a directory or a regular
+ * file); -E2BIG the request does not fit in one message; -EAGAIN the pool is exhausted, or the caller holds as
  * many uids (live guests, and those its connections keep for their next)
  * as its rule's "guests" allows; -ENOSYS the kernel
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
@@ -379,8 +405,8 @@ ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
 
 /*
  * The env(1)/timeout(1)-style exit code: the guest's own code; 128+N when
- * killed by signal N; 124 timeout; 126 found but not executable; 127 not
- * found; 125 any other failure.
+ * killed by signal N; 124 timeout; 126 the program found but not
+ * executable; 127 the program not found; 125 any other failure.
  */
 ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest);
 

@@ -35,10 +35,13 @@ struct iso_spec {
 	uint32_t limits_set; /* bit (1 << enum iso_limit) */
 	uint64_t timeout_ms;
 	uint32_t network;
+	/* Paths the caller lends, as it gave them: opened at iso_spawn(). */
 	char *read_paths[ISO_PATHS_MAX];
 	uint32_t nread;
 	char *write_paths[ISO_PATHS_MAX];
 	uint32_t nwrite;
+	char *workdir; /* lent for writing and the cwd, or NULL */
+	char *cwd;     /* absolute, normalized, in the guest's tree, or NULL */
 	int channel;
 };
 
@@ -87,6 +90,14 @@ struct iso_conn {
  * The message is formatted before anything else can change errno. */
 __attribute__((format(printf, 2, 3))) int iso__fail(int code,
 						    const char *fmt, ...);
+
+/* lend.c: open what the spec lends, as the caller, for the SPAWN in *w:
+ * its descriptors are appended to fds[*nfds..] (ISO_FDS_MAX in all), its
+ * paths in the guest's tree and the cwd set in *w, pointing into *labels
+ * (free() it once the request is encoded). Returns 0; or the error of the
+ * caller's own open, with nothing left open or allocated. */
+int iso__lend(const iso_spec *spec, struct iso_wire_spawn *w, int *fds, unsigned *nfds,
+	      char **labels);
 
 /* spec.c: point picked[] at the entries of env whose names are in
  * ISO_FORWARDED_NAMES, the first occurrence of each (as getenv() and

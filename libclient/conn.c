@@ -312,8 +312,8 @@ int iso__send(iso_conn *conn, size_t len, const int *fds, unsigned nfds)
 
 	if (conn->broken)
 		return iso__fail(-EPIPE, "%s", conn->broken_why);
-	if (nfds > 3)
-		return iso__fail(-EINVAL, "more than 3 descriptors in a request");
+	if (nfds > ISO_FDS_MAX)
+		return iso__fail(-EINVAL, "more than %d descriptors in a request", ISO_FDS_MAX);
 	n = iso_send_fds(conn->fd, conn->buf, len, 0, fds, nfds);
 	if (n == (ssize_t)len)
 		return 0;

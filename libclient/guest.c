@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "util.h"
 
-/* Point the SPAWN in conn->msg at the spec's data, and collect the stdio
- * descriptors to attach. Returns how many there are. */
+/* Point the SPAWN in conn->msg at the spec's data (but its grants:
+ * iso__lend), and collect the stdio descriptors to attach. Returns how
+ * many there are. */
 static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
 			    uint32_t id, int fds[3])
 {
@@ -50,13 +52,6 @@ static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
 	       spec->noverrides * sizeof(char *));
 	w->noverrides = spec->noverrides;
 	w->overrides[w->noverrides] = NULL;
-	memcpy(w->read_paths, spec->read_paths, spec->nread * sizeof(char *));
-	w->nread = spec->nread;
-	w->read_paths[w->nread] = NULL;
-	memcpy(w->write_paths, spec->write_paths,
-	       spec->nwrite * sizeof(char *));
-	w->nwrite = spec->nwrite;
-	w->write_paths[w->nwrite] = NULL;
 	memcpy(w->limits, spec->limits, sizeof(w->limits));
 	w->limits_set = spec->limits_set;
 	w->timeout_ms = spec->timeout_ms;
@@ -76,8 +71,9 @@ ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 			 iso_guest **out)
 {
 	iso_guest *guest;
-	int fds[3];
-	unsigned nfds;
+	int fds[ISO_FDS_MAX];
+	unsigned nfds, nstdio;
+	char *labels;
 	long len;
 	int rc;
 
@@ -95,9 +91,15 @@ ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 	guest->channel_fd = -1;
 	guest->limit = -1;
 
-	nfds = build_spawn(conn, spec, guest->id, fds);
+	nfds = nstdio = build_spawn(conn, spec, guest->id, fds);
+	if ((rc = iso__lend(spec, &conn->msg.u.spawn, fds, &nfds, &labels)) < 0) {
+		free(guest);
+		return rc;
+	}
 	len = iso__encode(conn);
+	free(labels);
 	if (len < 0) {
+		iso_close_fds(fds + nstdio, nfds - nstdio);
 		free(guest);
 		return (int)len;
 	}
@@ -109,6 +111,8 @@ ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 	conn->pending = guest;
 	conn->pending_state = PENDING_WAITING;
 	rc = iso__send(conn, (size_t)len, fds, nfds);
+	/* The helper has its own copies of what was lent. */
+	iso_close_fds(fds + nstdio, nfds - nstdio);
 	/* Events of other guests may come first; they are dispatched on the
 	 * way. A signal does not abandon the answer: it would arrive later
 	 * with nobody to take it. */
@@ -310,11 +314,15 @@ ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest)
 	case ISO_OUTCOME_TIMED_OUT:
 		return 124;
 	case ISO_OUTCOME_FAILED:
+		/* Not found, not executable: the program's, as env(1) says;
+		 * what failed before it (its working directory, say) is
+		 * isospawn's. */
+		if (guest->stage != ISO_STAGE_EXEC)
+			return 125;
 		if (guest->code == ENOENT)
 			return 127;
 		if (guest->code == EACCES || guest->code == ENOEXEC ||
-		    guest->code == EISDIR || guest->code == ETXTBSY ||
-		    (guest->code == EPERM && guest->stage == ISO_STAGE_EXEC))
+		    guest->code == EISDIR || guest->code == ETXTBSY || guest->code == EPERM)
 			return 126;
 		return 125;
 	default:

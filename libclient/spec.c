@@ -43,6 +43,8 @@ ISO_PUBLIC void iso_spec_free(iso_spec *spec)
 	free_strings(spec->overrides, spec->noverrides);
 	free_strings(spec->read_paths, spec->nread);
 	free_strings(spec->write_paths, spec->nwrite);
+	free(spec->workdir);
+	free(spec->cwd);
 	free(spec);
 }
 
@@ -248,36 +250,69 @@ ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net)
 	return 0;
 }
 
-static int add_path(const char *what, char **paths, uint32_t *n,
-		    const char *path)
+/* A path the caller will open at iso_spawn(): any form, relative ones
+ * against the working directory then. Returns 0; -EINVAL empty or 4096
+ * bytes or more; -ENOMEM. */
+static int copy_lent_path(const char *what, const char *path, char **to)
 {
-	int rc = check_path(what, path, ISO_PATH_ANY);
 	char *copy;
 
-	/* The documented set has no -ENAMETOOLONG here. */
-	if (rc == -ENAMETOOLONG)
-		rc = -EINVAL;
-	if (rc < 0)
-		return rc;
+	if (path == NULL || path[0] == '\0' || strnlen(path, ISO_WIRE_PATH_MAX) == ISO_WIRE_PATH_MAX)
+		return iso__fail(-EINVAL, "%s: expected a path of 1 to %d bytes", what,
+				 ISO_WIRE_PATH_MAX - 1);
+	if ((copy = strdup(path)) == NULL)
+		return iso__fail(-ENOMEM, "out of memory for %s", what);
+	free(*to);
+	*to = copy;
+	return 0;
+}
+
+static int add_path(const char *what, char **paths, uint32_t *n, const char *path)
+{
+	int rc;
+
 	if (*n == ISO_PATHS_MAX)
-		return iso__fail(-E2BIG, "%s \"%s\": more than %d paths", what,
-				 path, ISO_PATHS_MAX);
-	copy = strdup(path);
-	if (copy == NULL)
-		return iso__fail(-ENOMEM, "out of memory for %s \"%s\"", what,
-				 path);
-	paths[(*n)++] = copy;
+		return iso__fail(-E2BIG, "%s: more than %d paths", what, ISO_PATHS_MAX);
+	paths[*n] = NULL;
+	if ((rc = copy_lent_path(what, path, &paths[*n])) < 0)
+		return rc;
+	(*n)++;
 	return 0;
 }
 
 ISO_PUBLIC int iso_spec_add_read_path(iso_spec *spec, const char *path)
 {
-	return add_path("read path", spec->read_paths, &spec->nread, path);
+	return add_path("read grant", spec->read_paths, &spec->nread, path);
 }
 
 ISO_PUBLIC int iso_spec_add_write_path(iso_spec *spec, const char *path)
 {
-	return add_path("write path", spec->write_paths, &spec->nwrite, path);
+	return add_path("write grant", spec->write_paths, &spec->nwrite, path);
+}
+
+ISO_PUBLIC int iso_spec_set_workdir(iso_spec *spec, const char *path)
+{
+	if (path == NULL) {
+		free(spec->workdir);
+		spec->workdir = NULL;
+		return 0;
+	}
+	return copy_lent_path("workdir", path, &spec->workdir);
+}
+
+ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path)
+{
+	int rc;
+
+	if (path == NULL) {
+		free(spec->cwd);
+		spec->cwd = NULL;
+		return 0;
+	}
+	/* A path of the guest's tree, which the guest reaches itself. */
+	if ((rc = check_path("cwd", path, ISO_PATH_ANY)) < 0)
+		return rc == -ENAMETOOLONG ? iso__fail(-EINVAL, "%s", iso_last_error()) : rc;
+	return copy_lent_path("cwd", path, &spec->cwd);
 }
 
 ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled)

@@ -27,7 +27,7 @@ extern char t_helper_env[]; /* "ISOSPAWN_HELPER=" t_helper */
 #define T_PROBE T_BIN "/probe"
 #define T_CLI T_BIN "/isospawn"
 #define T_LIB T_ROOT "/lib"
-#define T_SHARED T_ROOT "/shared"   /* may-read/may-write for the caller */
+#define T_SHARED T_ROOT "/shared"   /* where the callers keep what they lend */
 #define T_LEASES T_ROOT "/run/leases" /* its lease files (root only) */
 
 /* This run's offset of every pool uid in tests/policy.conf.in (set by

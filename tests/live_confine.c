@@ -646,8 +646,8 @@ START_TEST(live_writes_land_only_in_own_tmp_and_grants)
 	unsetenv("TMPDIR"); /* the helper's own choice: the guest's /tmp */
 	become(T_CALLER);
 	c = open_conn();
-	/* 0777 on the host, but not granted: in the tree the rule's
-	 * may-write directory is an empty, read-only mount point. */
+	/* 0777 on the host, but not lent: in the tree the directory the
+	 * host's /var stands for is an empty, read-only mount point. */
 	run_guest(c, shared, NULL, NULL, NULL, &r);
 	assert_refused(&r, shared_target);
 	ck_assert(!path_exists(shared_target));
@@ -711,39 +711,43 @@ static void as_caller(uid_t caller, const char *const *argv, spec_hook hook, voi
 		      (unsigned)caller);
 }
 
-/* Finding 2: a file a guest leaves in a write grant belongs to its pool uid
- * (0600 under the helper's umask). Write grants exist only in user: rules,
- * whose pools serve one caller each, so another caller's guest, even one
- * granted read access to the same place, runs under another uid and
- * cannot read it. */
+/* A file a guest leaves in a write grant is its caller's on disk (0600
+ * under the helper's umask): another caller's guest, lent the same place
+ * by its own caller, reaches it only as its bits for others allow, as its
+ * caller would: not at all. */
 START_TEST(live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest)
 {
-	char path[96];
+	char dir[96], path[128];
 	const char *writer[] = { T_PROBE, "write", path, NULL };
 	const char *reader[] = { T_PROBE, "read", path, NULL };
 	uid_t writer_uid, reader_uid;
 	struct stat st;
 	int p[2];
 
-	snprintf(path, sizeof(path), T_SHARED "/left-by-one-caller-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), T_SHARED "/left-by-one-caller-%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(chown(dir, T_CALLER, T_CALLER), 0);
 	ck_assert_int_eq(pipe(p), 0);
-	as_caller(T_CALLER, writer, grant_write, T_SHARED, 0, p[1]);
-	as_caller(T_SECOND, reader, grant_read, T_SHARED, 1, p[1]);
+	as_caller(T_CALLER, writer, grant_write, dir, 0, p[1]);
+	as_caller(T_SECOND, reader, grant_read, dir, 1, p[1]);
 	ck_assert_int_eq(read(p[0], &writer_uid, sizeof(writer_uid)), sizeof(writer_uid));
 	ck_assert_int_eq(read(p[0], &reader_uid, sizeof(reader_uid)), sizeof(reader_uid));
 	ck_assert_int_eq(lstat(path, &st), 0);
 	unlink(path);
-	ck_assert_uint_eq(st.st_uid, writer_uid);
+	rmdir(dir);
+	ck_assert_uint_eq(st.st_uid, T_CALLER);
+	ck_assert_uint_eq(st.st_gid, T_CALLER);
 	ck_assert_uint_eq(st.st_mode & 077, 0);
 	ck_assert_uint_ne(writer_uid, reader_uid);
 }
 END_TEST
 
-/* Review finding 2: the host honours set-id bits in a write grant (only the
- * guest's bind of it is nosuid), so anyone who reaches the directory would
- * run a file left with them as the guest's pool uid or gid. However the
- * guest sets them (chmod, install -m, cp -p of a set-id program), the file
- * it leaves has neither. */
+/* The host honours set-id bits in a write grant (only the guest's bind of
+ * it is nosuid), so anyone who reaches the directory would run a file left
+ * with them as its owner, the caller. However the guest sets them (chmod,
+ * install -m, cp -p of a set-id program), the file it leaves has
+ * neither. */
 START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 {
 	char dir[96], script[512], path[128];
@@ -755,7 +759,7 @@ START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 
 	snprintf(dir, sizeof(dir), T_SHARED "/setid-%d", (int)getpid());
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
-	ck_assert_int_eq(chmod(dir, 0777), 0);
+	ck_assert_int_eq(chown(dir, T_CALLER, T_CALLER), 0);
 	snprintf(script, sizeof(script),
 		 "cd %s && cp /bin/true t && chmod 6755 t; chmod g+s t; chmod u+s t; "
 		 "install -m 4755 /bin/true u; cp -p /bin/su v 2>/dev/null || "
@@ -766,7 +770,7 @@ START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (lstat(path, &st) == 0) {
-			ck_assert_uint_eq(st.st_uid, uid);
+			ck_assert_uint_eq(st.st_uid, T_CALLER);
 			ck_assert_msg((st.st_mode & (S_ISUID | S_ISGID)) == 0, "%s: mode %o", path,
 				      (unsigned)st.st_mode);
 		}

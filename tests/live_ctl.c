@@ -894,7 +894,7 @@ START_TEST(live_ctl_rule_shows_the_callers_rule_only)
 		      strstr(o.out, "  limit cpu     3600 (default)\n") &&
 		      strstr(o.out, "  timeout       at most 120 s; 60 s unless asked\n") &&
 		      strstr(o.out, "  network       none (guests may ask for host)\n") &&
-		      strstr(o.out, "  may-read      " T_ROOT "/shared\n") &&
+		      strstr(o.out, "  grants        read (callers lend what they open, read-only)\n") &&
 		      strstr(o.out, "  overrides     any name that is not loader-level\n"),
 		      "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "4000040") && !strstr(o.out, "FOO") &&
@@ -1136,6 +1136,60 @@ START_TEST(live_ctl_socket_caller_is_the_peer_with_its_groups)
 }
 END_TEST
 
+#define OWN_VIEW T_SHARED "/own-view" /* a tmpfs only the caller's namespace has */
+
+static void network_host(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_set_network(spec, ISO_NETWORK_HOST), 0);
+}
+
+static void lend_own_view(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, OWN_VIEW), 0);
+}
+
+/* A unit's sandbox holds for its guests through the socket: a caller in
+ * namespaces of its own (a unit's PrivateNetwork=, InaccessiblePaths=,
+ * here an empty tmpfs over /usr/share/doc) gets guests built from its own
+ * mounts and, for network host, in its own network; and what it lends is
+ * what its own namespace shows. */
+START_TEST(live_ctl_socket_guest_sees_no_more_than_its_caller)
+{
+	const char *const script =
+		"ls -A /usr/share/doc | wc -l; readlink /proc/self/ns/net; cat " OWN_VIEW "/mine";
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	char want[128], net[64];
+	struct run r;
+	iso_conn *c;
+
+	start_activator(CTL_SOCKET);
+	ck_assert_int_eq(mkdir(OWN_VIEW, 0755), 0);
+	ck_assert(unshare(CLONE_NEWNS | CLONE_NEWNET) == 0 &&
+		  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+		  mount("tmpfs", "/usr/share/doc", "tmpfs", 0, "size=16k") == 0 &&
+		  mount("tmpfs", OWN_VIEW, "tmpfs", 0, "mode=0755,size=16k") == 0);
+	write_root_file(OWN_VIEW "/mine", "its own\n", 0644);
+	become(T_CALLER);
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	setenv("ISOSPAWN_SOCKET", CTL_SOCKET, 1);
+	unsetenv("ISOSPAWN_HELPER");
+	ck_assert_int_gt(readlink("/proc/self/ns/net", net, sizeof(net) - 1), 0);
+	net[strcspn(net, "]") + 1] = '\0';
+	c = open_conn();
+	run_guest(c, argv, NULL, network_host, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	snprintf(want, sizeof(want), "0\n%s\n", net);
+	ck_assert_msg(strncmp(r.out, want, strlen(want)) == 0, "want %sgot %s%s", want, r.out,
+		      r.err);
+	run_guest(c, argv, NULL, lend_own_view, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(has_line(r.out, "its own"), "%s%s", r.out, r.err);
+	iso_close(c);
+}
+END_TEST
+
 /* With neither ISOSPAWN_SOCKET nor ISOSPAWN_HELPER, libisospawn tries
  * isospawn.socket's path first and falls back to the setuid helper. Here
  * /run is a tmpfs of this test's own, so the socket is the test's. */
@@ -1223,6 +1277,7 @@ static Suite *ctl_suite(void)
 	tcase_add_unless(sock, live_ctl_socket_serves_a_no_new_privs_caller_with_the_same_guarantees,
 			 no_socket);
 	tcase_add_unless(sock, live_ctl_socket_caller_is_the_peer_with_its_groups, no_socket);
+	tcase_add_unless(sock, live_ctl_socket_guest_sees_no_more_than_its_caller, no_socket);
 	tcase_add_unless(sock, live_ctl_library_tries_the_socket_first_then_the_setuid_helper,
 			 no_socket);
 	tcase_set_timeout(sock, 60);

@@ -352,21 +352,33 @@ START_TEST(test_paths_checked_and_bounded)
 	iso_spec *spec = new_spec();
 	char *too_long = long_path(4096);
 
+	/* A grant is any path the caller can open at iso_spawn(): a relative
+	 * one against its working directory then. */
 	ck_assert_int_eq(iso_spec_add_read_path(spec, "/"), 0);
-	ck_assert_int_eq(iso_spec_add_read_path(spec, "usr"), -EINVAL);
-	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp/../etc"), -EINVAL);
+	ck_assert_int_eq(iso_spec_add_read_path(spec, "usr"), 0);
+	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp/../etc"), 0);
+	ck_assert_int_eq(iso_spec_add_write_path(spec, ""), -EINVAL);
+	ck_assert_int_eq(iso_spec_add_write_path(spec, NULL), -EINVAL);
 	ck_assert_int_eq(iso_spec_add_write_path(spec, too_long), -EINVAL);
-	/* Control bytes would reach reasons and logs: refused as the codec
-	 * refuses them. */
-	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp/a\nb"), -EINVAL);
-	ck_assert_int_eq(iso_spec_add_read_path(spec, "/tmp/\x7f"), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_workdir(spec, too_long), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_workdir(spec, "."), 0);
+	ck_assert_int_eq(iso_spec_set_workdir(spec, NULL), 0);
+	ck_assert_ptr_null(spec->workdir);
+	/* A working directory is a path of the guest's tree, in the normal
+	 * form: control bytes would reach reasons and logs. */
+	ck_assert_int_eq(iso_spec_set_cwd(spec, "job"), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_cwd(spec, "/tmp/../job"), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_cwd(spec, "/tmp/a\nb"), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_cwd(spec, too_long), -EINVAL);
+	ck_assert_int_eq(iso_spec_set_cwd(spec, "/tmp/job"), 0);
+	ck_assert_str_eq(spec->cwd, "/tmp/job");
 	ck_assert_int_eq(iso_spec_set_program(spec, "/bin/\x1btrue"), -EINVAL);
-	for (int i = 1; i < ISO_PATHS_MAX; i++)
+	for (int i = 2; i < ISO_PATHS_MAX; i++)
 		ck_assert_int_eq(iso_spec_add_read_path(spec, "/usr"), 0);
 	ck_assert_int_eq(iso_spec_add_read_path(spec, "/usr"), -E2BIG);
 	ck_assert_int_eq(iso_spec_add_write_path(spec, "/tmp"), 0);
 	ck_assert_uint_eq(spec->nread, ISO_PATHS_MAX);
-	ck_assert_uint_eq(spec->nwrite, 1);
+	ck_assert_uint_eq(spec->nwrite, 2);
 	free(too_long);
 	iso_spec_free(spec);
 }

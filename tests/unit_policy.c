@@ -103,8 +103,7 @@ START_TEST(full_rule_with_every_keyword)
 		 "\tlandlock-abi 4\n"
 		 "\tread /opt/data /usr/share/dict\n"
 		 "\twrite /srv/out\n"
-		 "\tmay-read /home\n"
-		 "\tmay-write /var/tmp\n"
+		 "\tgrants read\n"
 
 		 "}\n");
 	ck_assert_uint_eq(pol.nrules, 1);
@@ -147,10 +146,7 @@ START_TEST(full_rule_with_every_keyword)
 	ck_assert_str_eq(r->read[1], "/usr/share/dict");
 	ck_assert_uint_eq(strv_len(r->write), 1);
 	ck_assert_str_eq(r->write[0], "/srv/out");
-	ck_assert_uint_eq(strv_len(r->may_read), 1);
-	ck_assert_str_eq(r->may_read[0], "/home");
-	ck_assert_uint_eq(strv_len(r->may_write), 1);
-	ck_assert_str_eq(r->may_write[0], "/var/tmp");
+	ck_assert_int_eq(r->grants, ISO_GRANTS_READ);
 }
 END_TEST
 
@@ -186,8 +182,7 @@ START_TEST(minimal_rule_gets_defaults)
 	ck_assert_int_eq(r->landlock_min_abi, 1);
 	ck_assert_uint_eq(strv_len(r->read), 0);
 	ck_assert_uint_eq(strv_len(r->write), 0);
-	ck_assert_uint_eq(strv_len(r->may_read), 0);
-	ck_assert_uint_eq(strv_len(r->may_write), 0);
+	ck_assert_int_eq(r->grants, ISO_GRANTS_NONE);
 }
 END_TEST
 
@@ -749,43 +744,50 @@ START_TEST(pool_overlapping_an_account_refused_naming_it)
 }
 END_TEST
 
-/* Finding 2: files a guest leaves belong to its pool uid, which a group
- * rule passes from one member's guests to another's. */
-START_TEST(write_grants_refused_in_group_rules)
+/* Files a guest leaves in a rule's write path belong to its pool uid,
+ * which a group rule passes from one member's guests to another's; what it
+ * leaves in a caller's own grant is that caller's. */
+START_TEST(write_paths_refused_in_group_rules)
 {
 	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
 		"write /srv/out\n}\n",
 		NAME ":5: expected 'write' only in a user: rule (the pool of the group: rule "
 		     "opened at line 1 serves many callers), got it in that rule");
-	refused("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
-		"may-write /srv/out\n}\n",
-		"expected 'may-write' only in a user: rule");
 	accepted("rule group:#100 {\npool 1900000010-1900000019\nprograms any\n"
-		 "read /srv\nmay-read /srv\n}\n"
+		 "read /srv\ngrants read-write\n}\n"
 		 "rule user:#100 {\npool 1900000020-1900000029\nprograms any\n"
-		 "write /srv/out\nmay-write /srv/in\n}\n");
+		 "write /srv/out\n}\n");
+	ck_assert_int_eq(pol.rules[0].grants, ISO_GRANTS_READ_WRITE);
+}
+END_TEST
+
+/* A caller lends what it opens itself: the paths that bounded what it
+ * could ask for are gone, and a policy that still has them is refused,
+ * naming what replaced them, rather than read as something else. */
+START_TEST(may_read_and_may_write_refused_naming_grants)
+{
+	refused(RULE_HEAD "may-read /srv\n}\n",
+		NAME ":4: expected no 'may-read' line: a caller lends its guests what it can "
+		     "open itself, as the rule's 'grants none|read|read-write' allows (see "
+		     "MIGRATION in isospawn.conf(5))");
+	refused(RULE_HEAD "may-write /srv\n}\n", NAME ":4: expected no 'may-write' line");
+	refused(RULE_HEAD "grants write\n}\n",
+		NAME ":4: expected 'none', 'read' or 'read-write' after 'grants', got 'write'");
 }
 END_TEST
 
 /* A write path is the host's directory in the tree: a read path inside it
- * would be hidden, a may-* path's mount point made on the host. */
+ * would be hidden by it. */
 START_TEST(rule_paths_inside_its_write_paths_refused)
 {
 	refused(RULE_HEAD "write /srv/out\nread /srv/out/ref\n}\n",
 		NAME ":6: expected 'read' paths outside the rule's 'write' paths (every guest "
 		     "may write all of /srv/out), got /srv/out/ref");
-	refused(RULE_HEAD "may-read /srv/out/in\nwrite /srv/out\n}\n",
-		"expected 'may-read' paths outside the rule's 'write' paths (every guest may "
-		"write all of /srv/out), got /srv/out/in");
-	refused(RULE_HEAD "write /srv /tmp/w\nmay-write /tmp/w\n}\n",
-		"expected 'may-write' paths outside the rule's 'write' paths (every guest may "
-		"write all of /tmp/w), got /tmp/w");
-	refused(RULE_HEAD "write /\nmay-read /srv\n}\n",
-		"expected 'may-read' paths outside the rule's 'write' paths (every guest may "
+	refused(RULE_HEAD "write /\nread /srv\n}\n",
+		"expected 'read' paths outside the rule's 'write' paths (every guest may "
 		"write all of /), got /srv");
 	/* Beside a write path, or above it, is not inside it. */
-	accepted(RULE_HEAD "write /srv/out\nread /srv /srv/outer\n"
-		 "may-read /srv/in\nmay-write /srv/output\n}\n");
+	accepted(RULE_HEAD "write /srv/out\nread /srv /srv/outer\n}\n");
 }
 END_TEST
 
@@ -832,15 +834,15 @@ END_TEST
 
 START_TEST(path_not_normalized)
 {
-	refused(RULE_HEAD "may-write /tmp/\n",
+	refused(RULE_HEAD "write /tmp/\n",
 		NAME ":4: expected absolute normalized paths after "
-		     "'may-write', got '/tmp/'");
+		     "'write', got '/tmp/'");
 	refused(RULE_HEAD "write /srv//out\n",
 		NAME ":4: expected absolute normalized paths after 'write', "
 		     "got '/srv//out'");
-	refused(RULE_HEAD "may-read /srv/./in\n",
+	refused(RULE_HEAD "read /srv/./in\n",
 		NAME ":4: expected absolute normalized paths after "
-		     "'may-read', got '/srv/./in'");
+		     "'read', got '/srv/./in'");
 }
 END_TEST
 
@@ -1276,7 +1278,8 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_too_large);
 	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
 	tcase_add_test(bad, pool_delegated_in_subuid_or_subgid_refused_naming_it);
-	tcase_add_test(bad, write_grants_refused_in_group_rules);
+	tcase_add_test(bad, write_paths_refused_in_group_rules);
+	tcase_add_test(bad, may_read_and_may_write_refused_naming_grants);
 	tcase_add_test(bad, rule_paths_inside_its_write_paths_refused);
 	tcase_add_test(bad, pool_malformed);
 	tcase_add_test(bad, overlapping_pools);

@@ -274,6 +274,7 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->network, y->network);
 		ck_assert_uint_eq(x->channel, y->channel);
 		ck_assert_uint_eq(x->stdio_mask, y->stdio_mask);
+		ck_assert_pstr_eq(x->cwd, y->cwd);
 		break;
 	}
 	case ISO_MSG_KILL:
@@ -441,6 +442,7 @@ START_TEST(round_trip_spawn_every_field)
 	s->nwrite = 1;
 	s->channel = 1;
 	s->stdio_mask = 5;
+	s->cwd = "/tmp/job";
 	assert_round_trip(&m);
 }
 END_TEST
@@ -599,7 +601,7 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST,
 		ISO_MSG_GUEST, ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
 		ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT, ISO_MSG_EXITED,
-		ISO_MSG_EXITED,
+		ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
 	};
 	valid_msg(types[i] ? types[i] : ISO_MSG_KILL, msg);
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
@@ -667,11 +669,13 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 		msg->u.exited.code = ENOTEMPTY;
 		msg->u.exited.reason = make_str(0, ISO_WIRE_TEXT_MAX, 'r');
 		return "reason over ISO_WIRE_TEXT_MAX";
+	case 46: s->cwd = "tmp/job"; return "relative cwd";
+	case 47: s->cwd = make_str(0, ISO_WIRE_PATH_MAX, '/'); return "cwd over ISO_WIRE_PATH_MAX";
 	}
 	ck_abort_msg("no case %d", i);
 	return NULL;
 }
-#define BREAK_CASES 46
+#define BREAK_CASES 48
 
 START_TEST(encode_refuses_what_the_decoder_refuses)
 {
@@ -960,7 +964,7 @@ END_TEST
 
 START_TEST(decode_refuses_unknown_tag)
 {
-	static const uint16_t tags[] = { 0, 12, 19, 33, 55, 65535 };
+	static const uint16_t tags[] = { 0, 18, 19, 33, 55, 65535 };
 	char want[64];
 	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
 		raw_required_except(ISO_MSG_SPAWN, 0);
