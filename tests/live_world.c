@@ -355,6 +355,42 @@ START_TEST(live_host_unix_sockets_are_out_of_reach)
 }
 END_TEST
 
+#define GRANTED_SOCKET GRANT_DIR "/sockets"
+
+static void grant_sockets(iso_spec *spec, void *arg)
+{
+	(void)arg;
+	ck_assert_int_eq(iso_spec_add_read_path(spec, GRANTED_SOCKET), 0);
+}
+
+/* Guarantee 25 as it stands, a residual: a read grant is read-only for
+ * files, not for sockets. A read-only mount does not refuse connect(),
+ * and Landlock (up to ABI 7) has no right for it, so the guest reaches a
+ * socket in its read grant that its uid may write. A kernel and helper
+ * that refuse it make this fail: then change it, isospawn.conf(5) and
+ * SECURITY.md together. */
+START_TEST(live_guest_connects_to_a_socket_in_its_read_grant)
+{
+	const char *argv[] = { T_PROBE, "connect-unix", GRANTED_SOCKET "/s", NULL };
+	struct sockaddr_un un = { .sun_family = AF_UNIX, .sun_path = GRANTED_SOCKET "/s" };
+	struct run r;
+	int fd;
+
+	become(T_CALLER);
+	ck_assert_int_eq(mkdir(GRANTED_SOCKET, 0755), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_msg(bind(fd, (struct sockaddr *)&un, sizeof un) == 0 &&
+		      chmod(un.sun_path, 0777) == 0 && listen(fd, 8) == 0,
+		      "%s: %s", un.sun_path, strerror(errno));
+	run(argv, grant_sockets, NULL, &r);
+	close(fd);
+	(void)unlink(un.sun_path);
+	(void)rmdir(GRANTED_SOCKET);
+	assert_ok(&r, "connect in a read grant");
+	ck_assert_msg(has_line(r.out, "connected"), "%s", r.out);
+}
+END_TEST
+
 /* Of the host's other directories at its root the tree has the names
  * only (where grants find their place), empty: /run's sockets, /home's
  * homes are not there. */
@@ -883,6 +919,7 @@ static Suite *world_suite(void)
 	tcase_add_unless(programs, live_git_commits_and_gcc_builds_in_tmp, no);
 	tcase_add_unless(programs, live_programs_count_the_cpus, no);
 	tcase_add_unless(reach, live_host_unix_sockets_are_out_of_reach, no);
+	tcase_add_unless(reach, live_guest_connects_to_a_socket_in_its_read_grant, no);
 	tcase_add_unless(reach, live_host_processes_and_home_are_absent, no);
 	tcase_add_unless(reach, live_mount_and_umount_still_fail, no);
 	tcase_add_unless(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged, no);
