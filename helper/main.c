@@ -32,16 +32,17 @@ static int early_refusal(const char *why)
 	return ISO_HELPER_EXIT_REFUSED;
 }
 
-/* Refuse the connection: the client reads the reason from HELLO. The
- * reason may quote the policy or the caller's groups: quoted in the log. */
-static int refuse_client(int err, const char *why)
+/* Refuse the connection: the client reads `told` (or the reason) from
+ * HELLO. The reason may quote the policy or the caller's groups: quoted in
+ * the log. */
+static int refuse_client(int err, const char *why, const char *told)
 {
 	char qwhy[4 * 512];
 
 	log_quote(qwhy, sizeof(qwhy), why);
 	syslog(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
 	       (unsigned)server.caller.uid, qwhy);
-	(void)server_hello(&server, err, why);
+	(void)server_hello(&server, err, told != NULL ? told : why);
 	return ISO_HELPER_EXIT_REFUSED;
 }
 
@@ -65,15 +66,18 @@ int main(int argc, char **argv)
 	if ((rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why))) < 0 ||
 	    (rc = hygiene_cgroup(why, sizeof(why))) < 0 ||
 	    (rc = hygiene_sched(why, sizeof(why))) < 0)
-		return refuse_client(rc, why);
+		return refuse_client(rc, why, NULL);
+	/* The reason goes to the log only: it may quote a line of a drop-in the
+	 * caller may not read. */
 	if ((rc = policy_load(ISO_POLICY_PATH, &server.policy, why, sizeof(why))) < 0)
-		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why);
+		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why, "the policy is invalid; "
+				     "an administrator can run isospawnctl check");
 	server.rule = policy_match(&server.policy, server.caller.uid,
 				   server.caller.gid, server.caller.groups,
 				   server.caller.ngroups);
 	if (!server.rule)
 		return refuse_client(iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
-					     ISO_POLICY_PATH, (unsigned)server.caller.uid), why);
+					     ISO_POLICY_PATH, (unsigned)server.caller.uid), why, NULL);
 	/* One connection more than the guests the caller may have, so that at
 	 * its ceiling it can still list and stop them: no caller takes every
 	 * connection isospawn.socket accepts, nor keeps helpers (root's, so
@@ -83,7 +87,7 @@ int main(int argc, char **argv)
 				   why, sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
-		return refuse_client(rc, why);
+		return refuse_client(rc, why, NULL);
 	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",
 	       (unsigned)server.caller.uid, server.rule->file, server.rule->line,
 	       server.confine.landlock_abi);
