@@ -565,15 +565,16 @@ static int idmap_grants(const struct iso_world *w, const struct iso_plan *plan, 
 
 /*
  * /dev/stdout reopens fd 1 through /proc, which checks the object's mode
- * like any open: a pipe is its creator's, 0600. Each pipe handed over as
- * 0-2 stays the caller's (the guest could chmod one of its own) and lets
- * others (the guest) have what the guest holds of it: write for a write
- * end, read for a read end, both for both ends. A pipe has no path: only
- * who may trace a holder reaches it, through /proc/PID/fd. Nothing else is
- * changed: a terminal or a file stays the caller's, and reopening it is
- * for its mode bits to allow.
+ * like any open: a pipe is its creator's, 0600. Each pipe of the caller's
+ * handed over as 0-2 stays the caller's (the guest could chmod one of its
+ * own) and lets others (the guest) have what the guest holds of it: write
+ * for a write end, read for a read end, both for both ends. A pipe has no
+ * path: only who may trace a holder reaches it, through /proc/PID/fd.
+ * Nothing else is changed: a pipe the caller only holds (root's, another
+ * user's) is its owner's to open up, and a terminal or a file stays as it
+ * is; reopening them is for their mode bits to allow.
  */
-static int open_stdio_pipes(const struct iso_plan *plan, char *why, size_t n)
+static int open_stdio_pipes(const struct iso_plan *plan, uid_t caller, char *why, size_t n)
 {
 	static const mode_t by_mode[] = { [O_RDONLY] = S_IROTH, [O_WRONLY] = S_IWOTH,
 					  [O_RDWR] = S_IROTH | S_IWOTH };
@@ -585,7 +586,8 @@ static int open_stdio_pipes(const struct iso_plan *plan, char *why, size_t n)
 	/* A closed descriptor (-1) fails fstatfs(). */
 	for (int i = 0; i < 3; i++)
 		if (fstatfs(plan->stdio[i], &fs) == 0 && fs.f_type == PIPEFS_MAGIC &&
-		    fstat(plan->stdio[i], &st[i]) == 0 && (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 &&
+		    fstat(plan->stdio[i], &st[i]) == 0 && st[i].st_uid == caller &&
+		    (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 &&
 		    !(fl & O_PATH) && (fl & O_ACCMODE) <= O_RDWR)
 			held[i] = by_mode[fl & O_ACCMODE];
 	for (int i = 0; i < 3; i++) {
@@ -682,7 +684,7 @@ int world_enter(const struct iso_world *w, struct iso_plan *plan, uid_t uid, int
 		return iso_why_errno(why, n, "the caller's mount namespace");
 	host_rc = open_program(plan, uid, prog, missing, sizeof missing);
 	if ((rc = copy_grants(plan, trees, why, n)) < 0 ||
-	    (rc = open_stdio_pipes(plan, why, n)) < 0 || w->ns_fd < 0)
+	    (rc = open_stdio_pipes(plan, w->caller_uid, why, n)) < 0 || w->ns_fd < 0)
 		goto out;
 	if (setns(w->ns_fd, CLONE_NEWNS) < 0 || unshare(CLONE_NEWNS) < 0)
 		rc = iso_why_errno(why, n, "joining the guest's tree");
