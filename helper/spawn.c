@@ -422,9 +422,14 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	if ((rc = confine_apply_ipc(&plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
 	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
-	 * low descriptors free. */
-	if (prog < 4 && (prog = fcntl(prog, F_DUPFD_CLOEXEC, 4)) < 0)
-		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
+	 * low descriptors free. Moved, not copied: the reaper holds it once. */
+	if (prog < 4) {
+		int low = prog;
+
+		if ((prog = fcntl(low, F_DUPFD_CLOEXEC, 4)) < 0)
+			reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
+		close(low);
+	}
 	/* Set after world_enter() (its fsuid changes clear it); then make
 	 * sure the helper did not already die in between. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||

@@ -1608,6 +1608,60 @@ START_TEST(live_reaper_factory_keeps_no_descriptor_of_the_first_guest)
 }
 END_TEST
 
+/* Client: a guest asleep, with no stdio of the caller's (so the reaper's
+ * lowest free descriptor takes the program); report its uid and reaper,
+ * and on the go-ahead end it. */
+static int client_reports_its_reaper(int out, int in)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_guest *g = NULL;
+	iso_conn *conn;
+	int rc;
+
+	if ((rc = iso_open(&conn)) < 0)
+		return client_error(out, "iso_open", rc);
+	if ((rc = start(conn, argv, 0, -1, &g)) < 0)
+		return client_error(out, "iso_spawn", rc);
+	dprintf(out, "uid %u reaper %d\n", (unsigned)iso_guest_uid(g), (int)iso_guest_pid(g));
+	client_wait_go(in);
+	if ((rc = iso_kill(g, SIGKILL)) < 0 || (rc = iso_wait(g, 10000)) != 0)
+		return client_error(out, "iso_kill or iso_wait", rc < 0 ? rc : -ETIMEDOUT);
+	return 0;
+}
+
+/* Review: the reaper moves the program's descriptor above 0-3 for its
+ * guest, and keeps no second one: while the guest runs, the reaper holds
+ * the program once (root reads its /proc/PID/fd). */
+START_TEST(live_reaper_holds_the_program_once)
+{
+	struct stat probe, st;
+	struct client c;
+	char line[256], path[300];
+	struct dirent *e;
+	unsigned u;
+	int reaper, held = 0;
+	DIR *d;
+
+	ck_assert_int_eq(stat(T_PROBE, &probe), 0);
+	client_start(&c, client_reports_its_reaper);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_msg(sscanf(line, "uid %u reaper %d", &u, &reaper) == 2, "client said: %s", line);
+	wait_asleep(u);
+	snprintf(path, sizeof(path), "/proc/%d/fd", reaper);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", reaper, e->d_name);
+		if (e->d_name[0] != '.' && stat(path, &st) == 0 && st.st_dev == probe.st_dev &&
+		    st.st_ino == probe.st_ino)
+			held++;
+	}
+	closedir(d);
+	client_go(&c);
+	ck_assert_int_eq(client_end(&c, 0), 0);
+	ck_assert_msg(held == 1, "the reaper holds the program %d times", held);
+}
+END_TEST
+
 static int spawn_and_reap(iso_conn *conn, int out)
 {
 	const char *argv[] = { T_PROBE, "exit", "0", NULL };
@@ -2382,6 +2436,7 @@ static Suite *supervise_suite(void)
 #endif
 	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
 	tcase_add_test(status, live_reaper_factory_keeps_no_descriptor_of_the_first_guest);
+	tcase_add_test(status, live_reaper_holds_the_program_once);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
