@@ -542,8 +542,11 @@ static int open_rule(struct parser *p, char *const *word, size_t nword)
 	policy->rules = r;
 	r = &policy->rules[policy->nrules++];
 	/* Counted before it is complete, so that policy_free() releases a
-	 * rule that fails half-way. */
-	*r = (struct iso_rule){ .line = p->line, .network_default = ISO_NETWORK_HOST,
+	 * rule that fails half-way. What a rule does not say is the safe
+	 * choice, the shipped policy's: no network (the host's reaches
+	 * localhost services and cloud credentials), 'timeout 3600 600'. */
+	*r = (struct iso_rule){ .line = p->line, .network_default = ISO_NETWORK_NONE,
+				.timeout_max_ms = 3600 * 1000, .timeout_default_ms = 600 * 1000,
 				.seccomp = ISO_SECCOMP_DEFAULT, .seccomp_action = ISO_SECCOMP_ERRNO,
 				.landlock = ISO_LANDLOCK_REQUIRED, .landlock_min_abi = 1,
 				.guests_max = ISO_POLICY_GUESTS_DEFAULT };

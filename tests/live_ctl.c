@@ -262,8 +262,12 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 					"120 s (default 60 s)\n",
 					pool(1900102000, 1900102049))),
 		      "%s", o.out);
+	/* A rule that says nothing of network or timeout: the safe defaults. */
 	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":17: user:#4000040: pool %s (50 uids), "
-					"programs " T_PROBE, pool(1900102050, 1900102099))),
+					"programs " T_PROBE ", network none, limits cpu=3600 "
+					"as=8G nofile=1024 nproc=512 fsize=4G stack=8M "
+					"scratch=256M shm=64M, timeout 3600 s (default 600 s)\n",
+					pool(1900102050, 1900102099))),
 		      "%s", o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_ptr_null(strstr(o.err, "not root"));

@@ -171,9 +171,9 @@ START_TEST(minimal_rule_gets_defaults)
 	ck_assert_ptr_null(r->forward);
 	for (i = 0; i < ISO_LIMIT_COUNT; i++)
 		ck_assert_uint_eq(r->ceiling[i], iso_default_ceiling[i]);
-	ck_assert_uint_eq(r->timeout_max_ms, 0);
-	ck_assert_uint_eq(r->timeout_default_ms, 0);
-	ck_assert_int_eq(r->network_default, ISO_NETWORK_HOST);
+	ck_assert_uint_eq(r->timeout_max_ms, 3600 * 1000);
+	ck_assert_uint_eq(r->timeout_default_ms, 600 * 1000);
+	ck_assert_int_eq(r->network_default, ISO_NETWORK_NONE);
 	ck_assert_int_eq(r->network_none_only, 0);
 	ck_assert_int_eq(r->seccomp, ISO_SECCOMP_DEFAULT);
 	ck_assert_int_eq(r->seccomp_action, ISO_SECCOMP_ERRNO);
@@ -485,6 +485,34 @@ START_TEST(shipped_default_policy_gives_guests_no_network)
 {
 	parse_shipped_policy();
 	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
+}
+END_TEST
+
+/* Review: the language's defaults are the safe ones, and the shipped
+ * policy's: a rule that says nothing of them gets no network and 'timeout
+ * 3600 600'; the host's network and no timeout are asked for by name. */
+START_TEST(rule_without_network_or_timeout_gets_the_shipped_policys)
+{
+	uint64_t max, def;
+
+	parse_shipped_policy();
+	max = pol.rules[0].timeout_max_ms;
+	def = pol.rules[0].timeout_default_ms;
+	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
+	ck_assert_uint_eq(max, 3600 * 1000);
+	ck_assert_uint_eq(def, 600 * 1000);
+	policy_free(&pol);
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n");
+	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_NONE);
+	ck_assert_int_eq(pol.rules[0].network_none_only, 0);
+	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, max);
+	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, def);
+	policy_free(&pol);
+	accepted("rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
+		 "network host\ntimeout 0\n}\n");
+	ck_assert_int_eq(pol.rules[0].network_default, ISO_NETWORK_HOST);
+	ck_assert_uint_eq(pol.rules[0].timeout_max_ms, 0);
+	ck_assert_uint_eq(pol.rules[0].timeout_default_ms, 0);
 }
 END_TEST
 
@@ -1258,6 +1286,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(ok, no_matching_rule_is_null);
 	tcase_add_test(ok, shipped_default_policy_parses);
 	tcase_add_test(ok, shipped_default_policy_gives_guests_no_network);
+	tcase_add_test(ok, rule_without_network_or_timeout_gets_the_shipped_policys);
 	tcase_add_test(ok, guests_bound_live_guests_per_caller);
 	suite_add_tcase(s, ok);
 
