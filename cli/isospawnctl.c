@@ -225,6 +225,48 @@ static void warn_shadowed(const struct iso_policy *policy, size_t i)
 	}
 }
 
+/* The rule whose pool holds `id`, named with the account that has it; 1,
+ * or 0 when no pool does. */
+static int pool_holding_account(const struct iso_policy *policy, uint32_t id, const char *kind,
+				const char *name)
+{
+	for (size_t i = 0; i < policy->nrules; i++) {
+		const struct iso_rule *r = &policy->rules[i];
+
+		if (id >= r->pool_first && id <= r->pool_last) {
+			fprintf(stderr, "%s:%u: expected a pool without accounts, got '%" PRIu32 "-%"
+				PRIu32 "': %s %" PRIu32 " is the %s '%s' (the helper %s)\n",
+				r->file, r->pool_line, r->pool_first, r->pool_last,
+				kind[0] == 'u' ? "uid" : "gid", id, kind, name,
+				id == r->pool_first ? "refuses every caller of the rule, whose "
+				"template it builds as the pool's first uid" : "leases it to no guest");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A pool id that is an account's the helper refuses to lease, asking the
+ * account services at each lease; the accounts they list are all checked
+ * here, for the administrator (directory services may list none of
+ * theirs). Returns how many pools hold one. */
+static int pools_holding_accounts(const struct iso_policy *policy)
+{
+	struct passwd *pw;
+	struct group *gr;
+	int found = 0;
+
+	setpwent();
+	while ((pw = getpwent()) != NULL)
+		found += pool_holding_account(policy, pw->pw_uid, "user", pw->pw_name);
+	endpwent();
+	setgrent();
+	while ((gr = getgrent()) != NULL)
+		found += pool_holding_account(policy, gr->gr_gid, "group", gr->gr_name);
+	endgrent();
+	return found;
+}
+
 /* ---- check ---- */
 
 struct check {
@@ -284,7 +326,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 	struct check c = { .quiet = quiet, .checked = geteuid() == 0 };
 	struct iso_policy all = { 0 };
 	char why[WHY_MAX];
-	int rc = 0;
+	int rc = 0, accounts;
 
 	if (argc == 0) {
 		/* Exactly the helper's load: the main file and what it
@@ -301,6 +343,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 		if (rc < 0)
 			report(&c, why);
 	}
+	accounts = pools_holding_accounts(&all);
 	for (size_t i = 0; i < all.nrules; i++) {
 		if (!quiet)
 			summarize(&all.rules[i]);
@@ -311,7 +354,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 	}
 	if (!c.checked)
 		fprintf(stderr, "isospawnctl: not root: ownership and modes were not checked\n");
-	if (c.errors == 0 && !quiet)
+	if (c.errors == 0 && accounts == 0 && !quiet)
 		printf("policy OK: %zu rule%s\n", all.nrules, all.nrules == 1 ? "" : "s");
 	else if (c.errors > 0)
 		fprintf(stderr, "isospawnctl: the policy is invalid: the helper refuses every "
@@ -319,7 +362,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 	policy_free(&all);
 	for (size_t i = 0; i < c.nseen; i++)
 		free(c.seen[i]);
-	return c.errors == 0 ? 0 : EXIT_PROBLEM;
+	return c.errors == 0 && accounts == 0 ? 0 : EXIT_PROBLEM;
 }
 
 /* ---- Guests: list and stop ---- */

@@ -36,8 +36,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Pools far above any account, so that the parser's account check (which
- * reads this host's) passes everywhere. */
+/* Pools far above any account. */
 static const char policy_text[] =
 	"rule user:#1000 {\n"
 	"	pool 1900000000-1900000009\n"

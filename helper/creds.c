@@ -3,7 +3,8 @@
  *
  * Invariants:
  *  - A guest MUST NOT run as uid 0 or as the caller's uid (policy.c refuses
- *    pools containing 0 or -1; lease_acquire refuses the caller's uid).
+ *    pools containing 0 or -1; lease_acquire refuses the caller's uid),
+ *    nor as an account's uid or gid: lease_acquire refuses the lease.
  *  - The caller is who the kernel says: the real ids of whoever ran the
  *    setuid helper, or the peer credentials of the connection systemd
  *    accepted; never anything the caller sends.
@@ -26,6 +27,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +39,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
@@ -269,13 +272,40 @@ static void uid_sweep(uid_t uid)
 			;
 }
 
+/* The sweep would kill an account's processes, and a guest would own its
+ * files (its uid) or its group's (gid = uid). Asked of every account
+ * service at each lease, not enumerated when the policy is read: SSSD and
+ * LDAP list no user to getpwent(), and a whole-database walk cost every
+ * helper's start. A failed lookup (ERANGE: an entry larger than buf)
+ * counts as an account. */
+int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, size_t n)
+{
+	struct passwd pw, *user = NULL;
+	struct group gr, *group = NULL;
+	char buf[16384];
+	int rc;
+
+	if ((rc = getpwuid_r(id, &pw, buf, sizeof(buf), &user)) == 0 && user == NULL)
+		rc = getgrgid_r(id, &gr, buf, sizeof(buf), &group);
+	if (rc == 0 && user == NULL && group == NULL)
+		return 0;
+	syslog(LOG_ERR, "pool-account uid=%u rule=%s:%u", (unsigned)id, rule->file, rule->line);
+	if (rc != 0)
+		return iso_why(why, n, EACCES, "pool uid %u of the rule at %s:%u: cannot tell "
+			       "whether it is an account's id (%s)", (unsigned)id, rule->file,
+			       rule->line, strerror(rc));
+	return iso_why(why, n, EACCES, "pool uid %u of the rule at %s:%u is %s: no guest runs "
+		       "under an account's id (isospawnctl check lists them)", (unsigned)id,
+		       rule->file, rule->line, user ? "a user's uid" : "a group's gid");
+}
+
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n)
 {
 	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
 	char path[sizeof(ISO_LEASE_DIR) + 16];
 	uint32_t start = 0;
-	int fd = -EAGAIN;
+	int fd = -EAGAIN, rc;
 
 	/* A random starting point spreads concurrent helpers over the pool
 	 * instead of having them all contend for its first uid. */
@@ -290,6 +320,10 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 			continue;
 		snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, (unsigned)lease->uid);
 		fd = lock_file(path, why, n);
+	}
+	if (fd >= 0 && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
+		close(fd);
+		fd = rc;
 	}
 	if (fd >= 0) {
 		lease->lock_fd = fd;

@@ -54,10 +54,20 @@ struct iso_lease {
 int state_prepare(char *why, size_t n);
 
 /*
+ * Whether pool id `id` of `rule` is no account's: no user has it as its
+ * uid and no group as its gid, as the C library's account services answer
+ * (directory users too, which enumeration misses). Returns 0, or -EACCES
+ * naming it (an administrator's error, logged as one), also when the
+ * lookup fails.
+ */
+int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, size_t n);
+
+/*
  * Take one of the caller's guest slots (its rule's 'guests') and lease a
  * free uid of the rule's pool, never the caller's; every process whose real
  * or saved uid it is gets killed first. Returns 0, -EAGAIN when the caller
- * holds every slot or every uid of the pool is leased, or -errno.
+ * holds every slot or every uid of the pool is leased, -EACCES when the uid
+ * it took is an account's (pool_id_not_an_account), or -errno.
  */
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n);

@@ -81,10 +81,13 @@ int main(int argc, char **argv)
 	/* One connection more than the guests the caller may have, so that at
 	 * its ceiling it can still list and stop them: no caller takes every
 	 * connection isospawn.socket accepts, nor keeps helpers (root's, so
-	 * not counted in its RLIMIT_NPROC) without bound. Held until exit. */
+	 * not counted in its RLIMIT_NPROC) without bound. Held until exit.
+	 * The template is built as the rule's first pool uid: no account's. */
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
 	    (rc = caller_slot_take(server.caller.uid, "connection", server.rule->guests_max + 1,
 				   why, sizeof(why))) < 0 ||
+	    (rc = pool_id_not_an_account(server.rule->pool_first, server.rule, why,
+					 sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);

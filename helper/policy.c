@@ -281,34 +281,20 @@ pool_apart(const struct iso_policy *policy, uint64_t first, uint64_t count, cons
 		       whose);
 }
 
-/* A pool id that is an account's would let the lease sweep kill that
- * user's processes, or give guests that group's files; one delegated to a
- * user (/etc/subuid or /etc/subgid: "OWNER:FIRST:COUNT", which newuidmap
- * and newgidmap let OWNER map into its user namespaces) would let it run
- * processes as a guest's uid. Every entry the system lists is checked, in
- * one pass for all the rules of all the files (each pass may ask systemd's
- * userdb): uids against users, gids (equal to the uids) against groups,
- * both against the subordinate ranges. */
-static int pools_without_accounts(struct iso_policy *policy, char *why, size_t n)
+/* A pool id delegated to a user (/etc/subuid or /etc/subgid:
+ * "OWNER:FIRST:COUNT", which newuidmap and newgidmap let OWNER map into its
+ * user namespaces) would let it run processes as a guest's uid or gid:
+ * every range is checked, in one pass for all the rules of all the files.
+ * A pool id that is an account's is refused when it is leased
+ * (creds.c), by a lookup that sees directory users too. */
+static int pools_without_delegated_ids(struct iso_policy *policy, char *why, size_t n)
 {
 	static const char *const subid[] = { ISO_SUBID_DIR "/subuid", ISO_SUBID_DIR "/subgid" };
 	unsigned long long first, count;
 	char line[256], owner[128];
-	struct passwd *pw;
-	struct group *gr;
 	FILE *f;
 	int rc = 0;
 
-	setpwent();
-	while (rc == 0 && (pw = getpwent()) != NULL)
-		rc = pool_apart(policy, pw->pw_uid, 1, "accounts", why, n, "uid %u is the user '%s'",
-				(unsigned)pw->pw_uid, pw->pw_name);
-	endpwent();
-	setgrent();
-	while (rc == 0 && (gr = getgrent()) != NULL)
-		rc = pool_apart(policy, gr->gr_gid, 1, "accounts", why, n,
-				"gid %u is the group '%s'", (unsigned)gr->gr_gid, gr->gr_name);
-	endgrent();
 	for (size_t i = 0; rc == 0 && i < COUNT(subid); i++) {
 		if ((f = fopen(subid[i], "re")) == NULL)
 			continue;
@@ -740,7 +726,7 @@ static int parse_more(const char *text, size_t len, const char *name, int check,
 			  p.rule->line);
 	/* A main file is whole here, with its drop-ins: check its pools. */
 	if (rc == 0 && may_include)
-		rc = pools_without_accounts(out, why, n);
+		rc = pools_without_delegated_ids(out, why, n);
 	if (rc < 0)
 		policy_free(out);
 	return rc;

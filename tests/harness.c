@@ -121,6 +121,17 @@ int private_dev_log(void)
 	return sock;
 }
 
+void read_dev_log(int sock, char *log, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used + 1 < size &&
+	       (n = recv(sock, log + used, size - used - 1, MSG_DONTWAIT)) > 0)
+		used += (size_t)n;
+	log[used] = '\0';
+}
+
 iso_conn *open_conn(void)
 {
 	iso_conn *conn = NULL;

@@ -22,6 +22,10 @@ void harness_setup(void);
  * /dev/log: the test stands in for the syslog daemon. */
 int private_dev_log(void);
 
+/* The datagrams that reached `sock` (private_dev_log()'s) so far, one
+ * after another, NUL-terminated: as many as fit in `size`. */
+void read_dev_log(int sock, char *log, size_t size);
+
 /* In a forked test: become uid (gid = uid, or group for T_GROUPED) for
  * good, with ISOSPAWN_HELPER pointing at the test helper. */
 void become(uid_t uid);

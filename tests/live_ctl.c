@@ -18,6 +18,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -316,18 +317,6 @@ END_TEST
  * policy is invalid, and the log says why. check (root) reports it. */
 #define POLICY_INVALID "the policy is invalid; an administrator can run isospawnctl check"
 
-/* The syslog lines that reached `sock` (private_dev_log) so far. */
-static void read_log(int sock, char *log, size_t size)
-{
-	size_t used = 0;
-	ssize_t n;
-
-	while (used + 1 < size &&
-	       (n = recv(sock, log + used, size - used - 1, MSG_DONTWAIT)) > 0)
-		used += (size_t)n;
-	log[used] = '\0';
-}
-
 START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_callers)
 {
 	const char *expected = CTL_DROPINS "/20-bad.conf:4: expected 'host', 'none' or "
@@ -355,11 +344,45 @@ START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_cal
 	sock = private_dev_log();
 	become_ctl(T_CALLER);
 	rc = iso_open(&c);
-	read_log(sock, log, sizeof(log));
+	read_dev_log(sock, log, sizeof(log));
 	ck_assert_int_eq(rc, -EIO);
 	ck_assert_str_eq(iso_last_error(), POLICY_INVALID);
 	ck_assert_msg(strstr(log, "refuse-connect caller=65534 reason=\"") &&
 		      strstr(log, expected), "log: %s", log);
+}
+END_TEST
+
+/* Review: the helper asks the account services of each uid it leases, and
+ * enumerates none (which cost every start, and misses the users of SSSD
+ * and LDAP); check still lists the accounts it can find in a pool, and
+ * exits 1, while the helper serves the policy's callers. */
+START_TEST(live_ctl_check_reports_a_pool_holding_an_account)
+{
+	struct passwd *pw;
+	unsigned uid;
+	iso_conn *c = NULL;
+	struct out o;
+
+	setpwent();
+	while ((pw = getpwent()) != NULL && (pw->pw_uid < 2 || pw->pw_uid >= 0xfffffff0u))
+		;
+	ck_assert_msg(pw != NULL, "no account but root and uid 1 to test with");
+	uid = (unsigned)pw->pw_uid;
+	write_root_file(CTL_DROPINS "/50-account.conf",
+			fmt("rule user:#4000041 {\npool %u-%u\nprograms any\n}\n", uid - 1,
+			    uid + 1), 0644);
+	ctl((const char *[]){ "check", NULL }, &o);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/50-account.conf:2: expected a pool "
+					  "without accounts, got '%u-%u': uid %u is the user '%s' "
+					  "(the helper leases it to no guest)", uid - 1, uid + 1,
+					  uid, pw->pw_name)), "%s", o.err);
+	endpwent();
+	ck_assert_ptr_null(strstr(o.err, "the policy is invalid"));
+	ck_assert_ptr_null(strstr(o.out, "policy OK"));
+	become_ctl(T_CALLER);
+	ck_assert_msg(iso_open(&c) == 0, "%s", iso_last_error());
+	iso_close(c);
 }
 END_TEST
 
@@ -1279,6 +1302,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_check_summarizes_each_rule);
 	tcase_add_test(policy, live_ctl_dropin_rule_admits_its_caller);
 	tcase_add_test(policy, live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_callers);
+	tcase_add_test(policy, live_ctl_check_reports_a_pool_holding_an_account);
 	tcase_add_test(policy, live_ctl_group_writable_dropin_is_refused);
 	tcase_add_test(policy, live_ctl_group_writable_dropin_dir_is_refused);
 	tcase_add_test(policy, live_ctl_check_of_named_files_finds_pools_overlapping_across_them);

@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <sched.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,35 +375,6 @@ START_TEST(load_refuses_too_many_dropins)
 }
 END_TEST
 
-/* The pools are checked against the system's accounts once the main file
- * and its drop-ins are read, by policy_add_file() of the main file too
- * (what isospawnctl check calls), naming the drop-in's pool. */
-START_TEST(load_refuses_a_dropin_pool_holding_an_account)
-{
-	struct passwd *pw;
-	char text[256], want[256];
-	unsigned uid;
-	int rc;
-
-	setpwent();
-	while ((pw = getpwent()) != NULL && (pw->pw_uid == 0 || pw->pw_uid >= 0xfffffff0u))
-		;
-	ck_assert_msg(pw != NULL, "no account but root to test with");
-	uid = (unsigned)pw->pw_uid;
-	endpwent();
-	snprintf(text, sizeof(text), "rule user:#5 {\npool %u-%u\nprograms any\n}\n", uid, uid);
-	dropin("50-account.conf", text, 0644);
-	snprintf(want, sizeof(want), DROPINS "/50-account.conf:2: expected a pool without "
-		 "accounts, got '%u-%u': uid %u is the user", uid, uid, uid);
-	load_refused(-EINVAL, want);
-	memset(&pol, 0, sizeof(pol));
-	rc = policy_add_file(MAIN, 1, 1, &pol, why, sizeof(why));
-	ck_assert_int_eq(rc, -EINVAL);
-	ck_assert_msg(strstr(why, want) != NULL, "got \"%s\"", why);
-	ck_assert_uint_eq(pol.nrules, 0);
-}
-END_TEST
-
 START_TEST(add_file_unchecked_reads_a_writable_file)
 {
 	int rc;
@@ -452,7 +422,6 @@ static Suite *policy_files_suite(void)
 	tcase_add_test(root, load_refuses_writable_dropin_dir_even_empty);
 	tcase_add_test(root, load_refuses_dropin_dir_that_is_a_file);
 	tcase_add_test(root, load_refuses_too_many_dropins);
-	tcase_add_test(root, load_refuses_a_dropin_pool_holding_an_account);
 	tcase_add_test(root, add_file_unchecked_reads_a_writable_file);
 	suite_add_tcase(s, root);
 	return s;

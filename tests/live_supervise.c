@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -2304,6 +2305,117 @@ START_TEST(live_callers_connections_are_bounded_by_guests_plus_one)
 }
 END_TEST
 
+/* The rule of tests/policy.conf.in whose two pool uids the test makes an
+ * account's, in a mount namespace of its own. */
+#define A_CALLER 4000079u
+#define A_FIRST T_POOL(1900101981u)
+#define A_SECOND T_POOL(1900101982u)
+
+/* Client: two sleepers on one connection (a pool of two: the second takes
+ * the uid the first did not); for each, its uid or the refusal. A refused
+ * connection is one line. */
+static int client_spawns_two_sleepers(int out, int in)
+{
+	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
+	iso_guest *g;
+	iso_conn *conn;
+	int rc;
+
+	(void)in;
+	if ((rc = iso_open(&conn)) < 0) {
+		dprintf(out, "no connection %d %s\n", rc, iso_last_error());
+		return 0;
+	}
+	for (int i = 0; i < 2; i++)
+		if ((rc = start(conn, argv, 0, -1, &g)) < 0)
+			dprintf(out, "refused %d %s\n", rc, iso_last_error());
+		else
+			dprintf(out, "uid %u\n", (unsigned)iso_guest_uid(g));
+	iso_close(conn);
+	return 0;
+}
+
+/* `text` and `line` (if not NULL) as `copy`, rewritten in place: a bind
+ * of it shows the new text. */
+static void write_accounts(const char *copy, const char *text, const char *line)
+{
+	int fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	if (line != NULL)
+		ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	close(fd);
+}
+
+/* Review: pools against accounts were checked by enumerating the account
+ * database when the policy is read, which misses the users of SSSD and
+ * LDAP. The helper asks getpwuid() and getgrgid() of each uid it leases:
+ * a pool uid that is a user's, or a group's gid, is never leased (the
+ * spawn is refused naming it, and logged as the administrator's error),
+ * and one that is the pool's first uid, as which the guest's tree is
+ * built, refuses the connection. The accounts are this test's only: its
+ * own /etc/passwd and /etc/group, in a mount namespace of its own. */
+START_TEST(live_pool_uid_that_is_an_account_is_never_leased)
+{
+	static const char *const files[] = { "/etc/passwd", "/etc/group" };
+	static const char *const copies[] = { T_ROOT "/supervise-passwd",
+					      T_ROOT "/supervise-group" };
+	static char text[2][65536];
+	char line[512], want[64], log[8192] = "", entry[2][128];
+	struct client c;
+	int sock;
+
+	sock = private_dev_log();
+	for (int f = 0; f < 2; f++) {
+		ck_assert_int_ge(read_text(files[f], text[f], sizeof(text[f])), 0);
+		write_accounts(copies[f], text[f], NULL);
+		ck_assert_int_eq(mount(copies[f], files[f], NULL, MS_BIND, NULL), 0);
+	}
+	snprintf(entry[0], sizeof(entry[0]), "isospawn-acct:x:%u:%u::/nonexistent:"
+		 "/usr/sbin/nologin\n", (unsigned)A_SECOND, (unsigned)A_SECOND);
+	snprintf(entry[1], sizeof(entry[1]), "isospawn-acct:x:%u:\n", (unsigned)A_SECOND);
+	snprintf(want, sizeof(want), "pool uid %u of the rule at ", (unsigned)A_SECOND);
+	/* The second uid a user's, then a group's gid. */
+	for (int f = 0; f < 2; f++) {
+		int refused = 0;
+
+		write_accounts(copies[f], text[f], entry[f]);
+		write_accounts(copies[!f], text[!f], NULL);
+		client_start_as(&c, client_spawns_two_sleepers, A_CALLER, 0);
+		for (int i = 0; i < 2; i++) {
+			client_read(&c, line, sizeof(line), 30000);
+			if (strncmp(line, "refused -13 ", 12) == 0 && strstr(line, want) &&
+			    strstr(line, f == 0 ? "is a user's uid" : "is a group's gid"))
+				refused++;
+			else
+				ck_assert_msg(strncmp(line, "uid ", 4) == 0 &&
+					      strtoul(line + 4, NULL, 10) == A_FIRST,
+					      "client said: %s", line);
+		}
+		ck_assert_int_eq(client_end(&c, 0), 0);
+		ck_assert_int_ge(refused, 1);
+		/* Taken now: the socket queues 10 datagrams, and a helper
+		 * whose log is full waits. */
+		read_dev_log(sock, log + strlen(log), sizeof(log) - strlen(log));
+	}
+	/* The first uid a user's: no connection. */
+	snprintf(entry[0], sizeof(entry[0]), "isospawn-acct:x:%u:%u::/nonexistent:"
+		 "/usr/sbin/nologin\n", (unsigned)A_FIRST, (unsigned)A_FIRST);
+	write_accounts(copies[0], text[0], entry[0]);
+	write_accounts(copies[1], text[1], NULL);
+	client_start_as(&c, client_spawns_two_sleepers, A_CALLER, 0);
+	client_read(&c, line, sizeof(line), 30000);
+	ck_assert_int_eq(client_end(&c, 0), 0);
+	snprintf(want, sizeof(want), "pool uid %u of the rule at ", (unsigned)A_FIRST);
+	ck_assert_msg(strncmp(line, "no connection -13 ", 18) == 0 && strstr(line, want) &&
+		      strstr(line, "is a user's uid"), "client said: %s", line);
+	close(sock);
+	snprintf(want, sizeof(want), "pool-account uid=%u rule=", (unsigned)A_SECOND);
+	ck_assert_msg(strstr(log, want) != NULL, "log: %s", log);
+}
+END_TEST
+
 /* The rule of tests/policy.conf.in with a pool of one uid. */
 #define W_CALLER 4000071u
 #define W_OUTSIDER 4000072u /* in no rule */
@@ -2437,6 +2549,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(status, live_reaper_made_ahead_carries_nothing_between_guests);
 	tcase_add_test(status, live_reaper_factory_keeps_no_descriptor_of_the_first_guest);
 	tcase_add_test(status, live_reaper_holds_the_program_once);
+	tcase_add_test(status, live_pool_uid_that_is_an_account_is_never_leased);
 	tcase_add_test(signals, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);

@@ -667,9 +667,6 @@ START_TEST(pool_too_large)
 }
 END_TEST
 
-/* Finding 10: a pool holding an account's uid (or a group's gid: guests'
- * gids equal their uids) is refused, naming the entry. The entries are
- * this machine's, found at run time. */
 /* Write `text` as the test's own ISO_SUBID_DIR/name (or remove it). */
 static void subid_file(const char *name, const char *text)
 {
@@ -725,50 +722,34 @@ START_TEST(pool_delegated_in_subuid_or_subgid_refused_naming_it)
 }
 END_TEST
 
-START_TEST(pool_overlapping_an_account_refused_naming_it)
+/* Review: the parse enumerates no accounts (a walk of the whole database
+ * at every helper's start, which misses the users of SSSD and LDAP): a
+ * pool holding a user's uid or a group's gid parses; the helper refuses
+ * to lease that id (live_supervise), and isospawnctl check names it
+ * (live_ctl). The entries are this machine's, found at run time. */
+START_TEST(pool_holding_an_account_is_left_to_the_lease)
 {
-	char text[256], want[256];
+	char text[256];
 	struct passwd *pw;
 	struct group *gr;
-	unsigned uid = 0, gid = 0;
-	char user[64] = "", group[64] = "";
 
 	setpwent();
 	while ((pw = getpwent()) != NULL && (pw->pw_uid == 0 || pw->pw_uid >= 0xfffffff0u))
 		;
 	ck_assert_msg(pw != NULL, "no account but root to test with");
-	uid = (unsigned)pw->pw_uid;
-	snprintf(user, sizeof(user), "%s", pw->pw_name);
+	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
+		 (unsigned)pw->pw_uid, (unsigned)pw->pw_uid + 5);
 	endpwent();
-	/* A pool around the uid, and one ending on it. */
-	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
-		 uid, uid + 5);
-	snprintf(want, sizeof(want), NAME ":2: expected a pool without accounts, got "
-		 "'%u-%u': uid %u is the user '%s'", uid, uid + 5, uid, user);
-	refused(text, want);
-	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
-		 uid > 5 ? uid - 5 : 1, uid);
-	refused(text, "is the user '");
-
-	/* A group whose gid no user has, so the group is what is named. */
+	accepted(text);
+	policy_free(&pol);
 	setgrent();
-	while ((gr = getgrent()) != NULL &&
-	       (gr->gr_gid == 0 || gr->gr_gid >= 0xfffffff0u || getpwuid(gr->gr_gid) != NULL))
+	while ((gr = getgrent()) != NULL && (gr->gr_gid == 0 || gr->gr_gid >= 0xfffffff0u))
 		;
-	if (gr != NULL) {
-		gid = (unsigned)gr->gr_gid;
-		snprintf(group, sizeof(group), "%s", gr->gr_name);
-	}
-	endgrent();
-	if (gid == 0) {
-		printf("SKIP part: every group's gid is also a user's uid here\n");
-		return;
-	}
+	ck_assert_msg(gr != NULL, "no group but root's to test with");
 	snprintf(text, sizeof(text), "rule user:#1 {\npool %u-%u\nprograms any\n}\n",
-		 gid, gid);
-	snprintf(want, sizeof(want), NAME ":2: expected a pool without accounts, got "
-		 "'%u-%u': gid %u is the group '%s'", gid, gid, gid, group);
-	refused(text, want);
+		 (unsigned)gr->gr_gid, (unsigned)gr->gr_gid);
+	endgrent();
+	accepted(text);
 }
 END_TEST
 
@@ -1287,6 +1268,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(ok, shipped_default_policy_parses);
 	tcase_add_test(ok, shipped_default_policy_gives_guests_no_network);
 	tcase_add_test(ok, rule_without_network_or_timeout_gets_the_shipped_policys);
+	tcase_add_test(ok, pool_holding_an_account_is_left_to_the_lease);
 	tcase_add_test(ok, guests_bound_live_guests_per_caller);
 	suite_add_tcase(s, ok);
 
@@ -1305,7 +1287,6 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, pool_containing_uid_minus_1);
 	tcase_add_test(bad, pool_reversed);
 	tcase_add_test(bad, pool_too_large);
-	tcase_add_test(bad, pool_overlapping_an_account_refused_naming_it);
 	tcase_add_test(bad, pool_delegated_in_subuid_or_subgid_refused_naming_it);
 	tcase_add_test(bad, write_paths_refused_in_group_rules);
 	tcase_add_test(bad, may_read_and_may_write_refused_naming_grants);
