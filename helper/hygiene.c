@@ -161,48 +161,45 @@ int hygiene_start(char *why, size_t n)
 }
 
 /*
- * The helper starts in its caller's cgroup. cgroup v2 lets whoever may
+ * The helper starts in its caller's cgroups. cgroup v2 lets whoever may
  * write cgroup.procs (or cgroup.threads) of a cgroup move any process below
- * it, whatever its uid, and freeze it through cgroup.freeze: a caller that
- * owns a cgroup at or above the helper's (one systemd delegates, as to
- * every service of a systemd --user) could freeze its root helper and the
- * guests' reapers, and with them the guests' deadlines and their end when
- * it goes. So each of those files, from the helper's cgroup up to the
- * root, must be root's and writable by no one else. The hierarchy is
- * looked at where systemd mounts it; cgroup v1 moves a process only for
- * its owner, root here once the caller is known.
+ * it, whatever its uid, and freeze it through cgroup.freeze; cgroup v1's
+ * freezer freezes every process of a cgroup for whoever may write its
+ * freezer.state. A caller that owns a cgroup at or above the helper's (one
+ * systemd delegates, as to every service of a systemd --user; a v1 freezer
+ * cgroup chowned to it) could freeze its root helper and the guests'
+ * reapers, and with them the guests' deadlines and their end when it goes.
+ * So each of those files (and v1's tasks and cgroup.procs, which move a
+ * process of the writer's uid, as the helper is the caller's until it
+ * knows it), from the helper's cgroup up to the root, must be root's and
+ * writable by no one else. Each hierarchy is looked at where systemd
+ * mounts it.
  */
-int hygiene_cgroup(char *why, size_t n)
-{
-	static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
-	static const char *const files[] = { "cgroup.procs", "cgroup.threads", "cgroup.freeze" };
-	char line[PATH_MAX] = "", *cgroup = line + 3, file[2 * PATH_MAX];
-	const char *mount = NULL;
-	struct statfs fs;
-	struct stat st;
-	FILE *f;
+static const struct hierarchy {
+	const char *mount;
+	long magic;
+	const char *key;      /* its line of /proc/self/cgroup: "N" key "/PATH" */
+	const char *files[3]; /* the last, which freezes, the root has not */
+} hierarchies[] = {
+	{ "/sys/fs/cgroup", CGROUP2_SUPER_MAGIC, "::",
+	  { "cgroup.procs", "cgroup.threads", "cgroup.freeze" } },
+	{ "/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC, "::",
+	  { "cgroup.procs", "cgroup.threads", "cgroup.freeze" } },
+	{ "/sys/fs/cgroup/freezer", CGROUP_SUPER_MAGIC, ":freezer:",
+	  { "cgroup.procs", "tasks", "freezer.state" } },
+};
 
-	for (size_t i = 0; i < COUNT(mounts); i++)
-		if (statfs(mounts[i], &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
-			mount = mounts[i];
-	if (mount == NULL || (f = fopen("/proc/self/cgroup", "re")) == NULL)
-		return mount == NULL ? 0 : iso_why_errno(why, n, "/proc/self/cgroup");
-	while (fgets(line, sizeof(line), f) != NULL && strncmp(line, "0::/", 4) != 0)
-		;
-	fclose(f);
-	if (strncmp(line, "0::/", 4) != 0)
-		return 0;
-	/* The helper's cgroup, then each above it; the root's path is "". */
-	line[strcspn(line, "\n")] = '\0';
-	if (strcmp(cgroup, "/") == 0)
-		*cgroup = '\0';
+/* The helper's cgroup (cgroup, "" for the root's), then each above it. */
+static int cgroup_up(const struct hierarchy *h, char *cgroup, char *why, size_t n)
+{
+	char file[2 * PATH_MAX];
+	struct stat st;
+
 	for (;;) {
-		for (size_t i = 0; i < COUNT(files); i++) {
-			snprintf(file, sizeof(file), "%s%s/%s", mount, cgroup, files[i]);
+		for (size_t i = 0; i < COUNT(h->files); i++) {
+			snprintf(file, sizeof(file), "%s%s/%s", h->mount, cgroup, h->files[i]);
 			if (stat(file, &st) < 0) {
-				/* The root has no cgroup.freeze; every cgroup has
-				 * the other two. */
-				if (errno == ENOENT && i == COUNT(files) - 1)
+				if (errno == ENOENT && i == COUNT(h->files) - 1)
 					continue;
 				return iso_why_errno(why, n, "%s", file);
 			}
@@ -216,6 +213,37 @@ int hygiene_cgroup(char *why, size_t n)
 			return 0;
 		*strrchr(cgroup, '/') = '\0';
 	}
+}
+
+int hygiene_cgroup(char *why, size_t n)
+{
+	char line[PATH_MAX], *at;
+	struct statfs fs;
+	FILE *f;
+	int rc = 0;
+
+	for (size_t h = 0; rc == 0 && h < COUNT(hierarchies); h++) {
+		const struct hierarchy *y = &hierarchies[h];
+		size_t len = strlen(y->key);
+
+		if (statfs(y->mount, &fs) < 0 || fs.f_type != y->magic)
+			continue;
+		if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
+			return iso_why_errno(why, n, "/proc/self/cgroup");
+		while ((at = fgets(line, sizeof(line), f)) != NULL) {
+			at += strspn(at, "0123456789");
+			if (strncmp(at, y->key, len) == 0 && at[len] == '/')
+				break;
+		}
+		fclose(f);
+		if (at == NULL)
+			continue;
+		/* The root's path is "". */
+		at += len;
+		at[strcspn(at, "\n")] = '\0';
+		rc = cgroup_up(y, strcmp(at, "/") == 0 ? at + 1 : at, why, n);
+	}
+	return rc;
 }
 
 /*

@@ -22,8 +22,8 @@
 int hygiene_start(char *why, size_t n);
 
 /* Once the caller is known: refuse to serve in a cgroup that someone
- * other than root could freeze the helper in (cgroup v2). Returns 0, or
- * -EPERM naming the file, or -errno. */
+ * other than root could freeze the helper in (cgroup v2, and v1's
+ * freezer). Returns 0, or -EPERM naming the file, or -errno. */
 int hygiene_cgroup(char *why, size_t n);
 
 /* Once the caller is known (its uid gone from the helper's): nothing of

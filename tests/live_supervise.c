@@ -35,9 +35,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "feature.h"
 #include "harness.h"
@@ -1962,7 +1965,8 @@ static int cgroup2_root(char *root, size_t n)
 
 /* Client: once the test has put it in the delegated cgroup, connect; say
  * how that went, and, if a helper served it, move that helper (root's)
- * into a cgroup of its own below the delegated one and freeze it. */
+ * into a cgroup of its own below the delegated one and freeze it (in
+ * cgroup v2: the v1 test's cgroup is a directory of root's). */
 static int client_tries_to_freeze_its_helper(int out, int in)
 {
 	char frozen[300], path[320], pid[16];
@@ -2032,6 +2036,49 @@ START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup)
 		 (unsigned)S_CALLER);
 	ck_assert_msg(strncmp(line, "refused ", 8) == 0 && strstr(line, path) &&
 		      strstr(line, "isospawn.socket"), "client said: %s", line);
+}
+END_TEST
+
+/* The same through cgroup v1's freezer, which freezes a cgroup for whoever
+ * may write its freezer.state: a cgroup of the test's whose freezer.state
+ * is the caller's (as a tool that delegates v1 cgroups chowns it), with
+ * the caller in it, is refused, naming the file. The cgroup is the
+ * test's own, removed before the checks. */
+START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer)
+{
+	static const char freezer[] = "/sys/fs/cgroup/freezer";
+	char path[PATH_MAX], line[512];
+	struct statfs fs;
+	struct client c;
+	int made;
+
+	if (statfs(freezer, &fs) < 0 || fs.f_type != CGROUP_SUPER_MAGIC) {
+		check_skip("live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer",
+			   "no cgroup v1 freezer hierarchy at %s", freezer);
+		return;
+	}
+	snprintf(delegated, sizeof(delegated), "%s/isospawn-check-%d", freezer, (int)getpid());
+	if (mkdir(delegated, 0755) < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+		check_skip("live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer",
+			   "%s: %s (no cgroup can be made here)", freezer, strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/freezer.state", delegated);
+	made = chown(path, S_CALLER, S_CALLER) == 0;
+	client_start(&c, client_tries_to_freeze_its_helper);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", delegated);
+	snprintf(line, sizeof(line), "%d", (int)c.pid);
+	made = made && write_text(path, line) == 0;
+	client_go(&c);
+	client_read(&c, line, sizeof(line), 30000);
+	client_end(&c, 0);
+	(void)rmdir(delegated);
+	ck_assert_msg(made, "%s: %s", delegated, strerror(errno));
+	snprintf(path, sizeof(path), "%s/freezer.state: owned by uid %u", delegated,
+		 (unsigned)S_CALLER);
+	ck_assert_msg(strncmp(line, "refused ", 8) == 0 && strstr(line, path) &&
+		      strstr(line, "isospawn.socket"), "client said: %s", line);
+	ck_assert_int_eq(access(delegated, F_OK), -1);
 }
 END_TEST
 
@@ -2554,6 +2601,7 @@ static Suite *supervise_suite(void)
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
 	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
 	tcase_add_test(orphans, live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup);
+	tcase_add_test(orphans, live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer);
 	tcase_add_test(channel, live_channel_peer_credentials_name_the_guest);
 	tcase_add_test(many, live_connection_with_four_times_nofile_live_guests_starts_each);
 	tcase_add_test(many, live_guest_with_a_small_nofile_runs);
