@@ -73,7 +73,7 @@ static const struct rule spawn_rules[] = {
 		  ISO_WIRE_PATH_MAX, true),
 	STR_ARRAY(ISO_F_WRITE_PATH, spawn.write_paths, spawn.nwrite, 0,
 		  ISO_WIRE_PATH_MAX, true),
-	NUM_ONE(ISO_F_CHANNEL, K_U32, spawn.channel, 0, 0, 1),
+	NUM_ONE(ISO_F_CHANNEL, K_U32, spawn.channel, 0, 0, ISO_CHANNEL_STREAM),
 	NUM_ONE(ISO_F_STDIO, K_U32, spawn.stdio_mask, 0, 0, 7),
 	STR_ONE(ISO_F_CWD, spawn.cwd, 0, ISO_WIRE_PATH_MAX, true),
 };

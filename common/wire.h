@@ -89,7 +89,7 @@ enum iso_field {
 	ISO_F_NETWORK = 7,     /* u32 enum iso_network */
 	ISO_F_READ_PATH = 8,   /* str path, <= ISO_PATHS_MAX, with a descriptor */
 	ISO_F_WRITE_PATH = 9,  /* str path, <= ISO_PATHS_MAX, with a descriptor */
-	ISO_F_CHANNEL = 10,    /* u32 0 or 1 */
+	ISO_F_CHANNEL = 10,    /* u32 ISO_CHANNEL_*: 0 none, 1 messages, 2 stream */
 	ISO_F_STDIO = 11,      /* u32 mask: bit i set = fd for i attached */
 	ISO_F_CWD = 12,	       /* str path: the guest's working directory */
 	/* KILL */
@@ -138,7 +138,7 @@ struct iso_wire_spawn {
 	uint32_t limits_set; /* bit (1 << enum iso_limit) */
 	uint64_t timeout_ms; /* 0 = policy default */
 	uint32_t network;    /* enum iso_network */
-	uint32_t channel;    /* 0 or 1 */
+	uint32_t channel;    /* ISO_CHANNEL_* */
 	uint32_t stdio_mask; /* bits 0..2 */
 	const char *cwd;     /* NULL = the guest's /tmp */
 };

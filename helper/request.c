@@ -173,7 +173,7 @@ int request_decide(const struct iso_rule *rule,
 	plan->program = req->program;
 	plan->argv = req->argv;
 	plan->cwd = req->cwd;
-	plan->channel = req->channel != 0;
+	plan->channel = (int)req->channel;
 	return 0;
 }
 

@@ -34,7 +34,7 @@ struct iso_plan {
 	} grants[2 * ISO_PATHS_MAX];
 	size_t ngrants;
 	const char *cwd;	   /* absolute, normalized, or NULL (into req) */
-	int channel;		   /* 1 = give the guest a channel on fd 3 */
+	int channel;		   /* ISO_CHANNEL_*: the guest's on fd 3, or none */
 	int stdio[3];		   /* fds received with the request, or -1 */
 };
 

@@ -149,15 +149,21 @@ static void exec_program(int prog, const char *const *argv,
 		syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
 }
 
+/* The channel's socket type: messages, or a byte stream. */
+static int channel_type(int kind)
+{
+	return kind == ISO_CHANNEL_STREAM ? SOCK_STREAM : SOCK_SEQPACKET;
+}
+
 /* As the guest, so that SO_PEERCRED on either end names its uid, gid and
  * this pid, never root: make the channel and send the caller's end to the
  * helper. Returns the guest's end, or -errno. */
-static int make_channel(int report_fd)
+static int make_channel(int report_fd, int kind)
 {
 	static const char sent = CHANNEL_SENT;
 	int chan[2], off = 0;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0)
+	if (socketpair(AF_UNIX, channel_type(kind) | SOCK_CLOEXEC, 0, chan) < 0)
 		return -errno;
 	/* The caller's end takes no descriptors, from before the guest runs:
 	 * a guest that queued its own end there would keep the channel open
@@ -199,7 +205,7 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 		rc = iso_why_errno(why, sizeof(why), "working directory %s", plan->cwd ? plan->cwd : "/tmp");
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	}
-	if (plan->channel && (fds[3] = make_channel(report_fd)) < 0)
+	if (plan->channel && (fds[3] = make_channel(report_fd, plan->channel)) < 0)
 		guest_fail(ISO_STAGE_CREDENTIALS, -fds[3], "channel");
 	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
@@ -583,7 +589,7 @@ static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
  * spawn_end()): the caller then gets an end whose peer is already gone,
  * as it would had the guest closed the channel at once.
  */
-static int take_channel(int report_fd, int *chan, char *why, size_t n)
+static int take_channel(int report_fd, int kind, int *chan, char *why, size_t n)
 {
 	char first = 0;
 	int pair[2];
@@ -594,7 +600,7 @@ static int take_channel(int report_fd, int *chan, char *why, size_t n)
 	    iso_recv_fds(report_fd, &first, 1, 0, chan, 1, &nfds, &seen) == 1 && nfds == 1)
 		return 0;
 	iso_close_fds(chan, nfds);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+	if (socketpair(AF_UNIX, channel_type(kind) | SOCK_CLOEXEC, 0, pair) < 0)
 		return iso_why_errno(why, n, "channel socketpair");
 	close(pair[1]);
 	*chan = pair[0];
@@ -643,7 +649,8 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 		lease_put(ctx, &child->lease);
 		return rc;
 	}
-	if (plan->channel && (rc = take_channel(child->report_fd, client_chan, why, n)) < 0) {
+	if (plan->channel &&
+	    (rc = take_channel(child->report_fd, plan->channel, client_chan, why, n)) < 0) {
 		/* The reaper goes, and with it what it started. */
 		(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
 		spawn_end(ctx, child, 0, &gone);

@@ -306,9 +306,14 @@ ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path);
  * removes it). Returns 0; -EINVAL as iso_spec_add_write_path(); -ENOMEM. */
 ISO_PUBLIC int iso_spec_set_workdir(iso_spec *spec, const char *path);
 
-/* Ask for a message channel: the guest gets fd 3 and
- * ISOSPAWN_CHANNEL_FD=3. Returns 0. */
-ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled);
+/* A channel between the caller and the guest, which gets its end as fd 3
+ * and ISOSPAWN_CHANNEL_FD=3: ISO_CHANNEL_MESSAGES (any non-zero value but
+ * ISO_CHANNEL_STREAM), messages that keep their boundaries
+ * (SOCK_SEQPACKET); ISO_CHANNEL_STREAM, a byte stream (SOCK_STREAM), for
+ * protocols that frame their own (length-prefixed, lines); 0, none.
+ * Returns 0. */
+enum { ISO_CHANNEL_NONE = 0, ISO_CHANNEL_MESSAGES = 1, ISO_CHANNEL_STREAM = 2 };
+ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind);
 
 /* ------------------------------------------------------------------ */
 /* Guests                                                               */
@@ -411,17 +416,20 @@ ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
 ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest);
 
 /* ------------------------------------------------------------------ */
-/* Message channel (only for specs with iso_spec_set_channel())        */
+/* Channel (only for specs with iso_spec_set_channel())                */
 
-#define ISO_MESSAGE_MAX 65536 /* bytes in one message */
+#define ISO_MESSAGE_MAX 65536 /* bytes in one message the caller sends */
 
-/* The caller's end of the channel (SOCK_SEQPACKET), for callers with their
- * own event loop; owned by the guest handle (set O_NONBLOCK or SO_SNDTIMEO
- * on it as iso_send() says, nothing else). -1 without a channel. */
+/* The caller's end of the channel (SOCK_SEQPACKET, or SOCK_STREAM for
+ * ISO_CHANNEL_STREAM), for callers with their own event loop; owned by the
+ * guest handle (set O_NONBLOCK or SO_SNDTIMEO on it as iso_send() says,
+ * nothing else). -1 without a channel. */
 ISO_PUBLIC int iso_channel_fd(const iso_guest *guest);
 
 /*
- * Send one message. It waits while the channel is full: the messages the
+ * Send one message; on a stream channel, write all of buf (any length; 0
+ * writes nothing), in order, waiting as below until the last byte is
+ * written. It waits while the channel is full: the messages the
  * guest has not read yet fill the caller's end's send buffer (SO_SNDBUF,
  * net.core.wmem_default: at 208 KiB, four messages of ISO_MESSAGE_MAX or
  * a few hundred small ones). The wait ends when the guest reads, or with
@@ -430,21 +438,27 @@ ISO_PUBLIC int iso_channel_fd(const iso_guest *guest);
  * Not to wait: set O_NONBLOCK on iso_channel_fd() (fcntl(2)), and a full
  * channel returns -EAGAIN at once; SO_SNDTIMEO on it bounds the wait. Once
  * poll(2) reports POLLOUT on iso_channel_fd(), one iso_send() does not
- * wait (unless another thread sent in between).
- * Returns 0; -EINVAL len 0 (an empty message would be read as end of
- * channel); -EMSGSIZE over ISO_MESSAGE_MAX; -EAGAIN the channel is full
- * and O_NONBLOCK or SO_SNDTIMEO said not to wait (longer); -ENOTCONN no
- * channel; -EPIPE the guest closed its end.
+ * wait (unless another thread sent in between); on a stream channel,
+ * -EAGAIN means nothing was written, and once a byte was it waits for the
+ * rest.
+ * Returns 0; -EINVAL len 0 on a message channel (an empty message would be
+ * read as end of channel); -EMSGSIZE a message over ISO_MESSAGE_MAX;
+ * -EAGAIN the channel is full and O_NONBLOCK or SO_SNDTIMEO said not to
+ * wait (longer); -ENOTCONN no channel; -EPIPE the guest closed its end.
  */
 ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len);
 
 enum { ISO_RECV_TIMEOUT = -1000, ISO_RECV_EOF = -1001 };
 /*
  * Receive one message into buf (cap bytes), waiting at most timeout_ms
- * (-1 = forever). Returns its length (> 0); ISO_RECV_TIMEOUT when nothing
- * arrived in time (not an error); ISO_RECV_EOF when the guest closed its end
- * (a zero-length message from the guest reads as this too);
- * -EMSGSIZE the message was larger than cap (it is discarded); -ENOTCONN.
+ * (-1 = forever); on a stream channel, what has arrived, up to cap bytes.
+ * Returns its length (> 0); ISO_RECV_TIMEOUT when nothing arrived in time
+ * (not an error); ISO_RECV_EOF when the guest closed its end (a
+ * zero-length message from the guest reads as this too); -EMSGSIZE the
+ * message is larger than cap: it stays, for a call with a buffer as large
+ * as iso_last_error() says (a guest may send more than ISO_MESSAGE_MAX);
+ * -ENOTCONN. With cap 0 (buf may be NULL) nothing is taken: it returns the
+ * length of the next message, or on a stream channel how many bytes wait.
  */
 ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 			 int timeout_ms);

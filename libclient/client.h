@@ -42,14 +42,14 @@ struct iso_spec {
 	uint32_t nwrite;
 	char *workdir; /* lent for writing and the cwd, or NULL */
 	char *cwd;     /* absolute, normalized, in the guest's tree, or NULL */
-	int channel;
+	int channel;   /* ISO_CHANNEL_* */
 };
 
 struct iso_guest {
 	iso_conn *conn;
 	iso_guest *prev, *next; /* the connection's list of live handles */
 	uint32_t id;
-	int want_channel;
+	int want_channel; /* ISO_CHANNEL_* */
 	pid_t pid;
 	uid_t uid;
 	int channel_fd; /* the caller's end, or -1 */

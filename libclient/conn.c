@@ -198,7 +198,7 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 	if (nfds != (g->want_channel ? 1u : 0u))
 		return break_conn(conn, -EPROTO,
 				  "helper sent %zu descriptors with SPAWNED, expected %d",
-				  nfds, g->want_channel);
+				  nfds, g->want_channel ? 1 : 0);
 	g->pid = (pid_t)m->u.spawned.pid;
 	g->uid = (uid_t)m->u.spawned.uid;
 	if (m->u.spawned.notes != NULL)

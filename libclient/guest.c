@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -335,21 +336,43 @@ ISO_PUBLIC int iso_channel_fd(const iso_guest *guest)
 	return guest->channel_fd;
 }
 
+/* The channel's end, once writable (or broken): 0, or -1 with errno. */
+static int wait_writable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len)
 {
+	int stream = guest->want_channel == ISO_CHANNEL_STREAM;
+	size_t done = 0;
+	ssize_t n;
+
 	if (guest->channel_fd < 0)
-		return iso__fail(-ENOTCONN, "guest %d has no message channel",
-				 (int)guest->pid);
+		return iso__fail(-ENOTCONN, "guest %d has no channel", (int)guest->pid);
 	/* The receiver could not tell an empty message from end-of-channel. */
-	if (len == 0)
+	if (len == 0 && !stream)
 		return iso__fail(-EINVAL, "empty message: reads as end of channel");
-	if (len > ISO_MESSAGE_MAX)
+	if (len > ISO_MESSAGE_MAX && !stream)
 		return iso__fail(-EMSGSIZE, "message of %zu bytes, at most %d",
 				 len, ISO_MESSAGE_MAX);
-	for (;;) {
-		if (send(guest->channel_fd, buf, len, MSG_NOSIGNAL) >= 0)
-			return 0;
+	while (done < len || (len == 0 && !stream)) {
+		n = send(guest->channel_fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+		if (n >= 0) {
+			done += (size_t)n;
+			continue;
+		}
 		if (errno == EINTR)
+			continue;
+		/* Half a stream written: the rest, whatever O_NONBLOCK says,
+		 * or the caller could not tell how much went. */
+		if ((errno == EAGAIN || errno == EWOULDBLOCK) && done > 0 &&
+		    wait_writable(guest->channel_fd) == 0)
 			continue;
 		/* The caller chose not to wait for a guest that does not
 		 * read: O_NONBLOCK, or an SO_SNDTIMEO that ran out. */
@@ -364,25 +387,46 @@ ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len)
 		return iso__fail(-EPIPE, "channel to guest %d: %s",
 				 (int)guest->pid, strerror(errno));
 	}
+	return 0;
+}
+
+/* One recv() of what is there, without waiting: the next message peeked
+ * (its whole length, whatever cap) and taken only when it fits cap, so a
+ * message too large stays for a larger buffer; on a stream, bytes taken;
+ * with cap 0, the next message's length, or the bytes a stream holds. */
+static ssize_t take(int fd, int stream, void *buf, size_t cap)
+{
+	ssize_t n;
+	int waiting;
+	char first;
+
+	if (stream && cap == 0) {
+		n = recv(fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+		return n <= 0 ? n : ioctl(fd, FIONREAD, &waiting) < 0 ? -1 : waiting;
+	}
+	if (stream)
+		return recv(fd, buf, cap, MSG_DONTWAIT);
+	n = recv(fd, buf, cap, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+	/* Taken with no buffer: it is in buf already. */
+	if (n > 0 && cap > 0 && (size_t)n <= cap && recv(fd, NULL, 0, MSG_TRUNC | MSG_DONTWAIT) < 0)
+		return -1;
+	return n;
 }
 
 ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 			 int timeout_ms)
 {
+	int stream = guest->want_channel == ISO_CHANNEL_STREAM;
 	struct timespec deadline;
 
 	if (guest->channel_fd < 0)
-		return iso__fail(-ENOTCONN, "guest %d has no message channel",
-				 (int)guest->pid);
+		return iso__fail(-ENOTCONN, "guest %d has no channel", (int)guest->pid);
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	for (;;) {
-		/* MSG_TRUNC: the real length, to tell an oversize message
-		 * (consumed whole, as SOCK_SEQPACKET does) from one that
-		 * fits exactly. Tried before poll(): a conversation that
-		 * keeps the channel busy then costs one syscall a message. */
-		ssize_t n = recv(guest->channel_fd, buf, cap,
-				 MSG_TRUNC | MSG_DONTWAIT);
+		/* Tried before poll(): a conversation that keeps the channel
+		 * busy then costs no wait. */
+		ssize_t n = take(guest->channel_fd, stream, buf, cap);
 
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 			      errno == EINTR)) {
@@ -405,12 +449,13 @@ ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 		if (n < 0)
 			return iso__fail(-ENOTCONN, "channel to guest %d: %s",
 					 (int)guest->pid, strerror(errno));
+		/* End of file, or an empty message. */
 		if (n == 0)
 			return ISO_RECV_EOF;
-		if ((size_t)n > cap)
+		if (!stream && cap > 0 && (size_t)n > cap)
 			return iso__fail(-EMSGSIZE,
-					 "message of %zd bytes, larger than the %zu-byte buffer (discarded)",
-					 n, cap);
+					 "message of %zd bytes, larger than the %zu-byte buffer "
+					 "(it stays: receive it with a buffer that large)", n, cap);
 		return (long)n;
 	}
 }

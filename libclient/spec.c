@@ -315,8 +315,9 @@ ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path)
 	return copy_lent_path("cwd", path, &spec->cwd);
 }
 
-ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int enabled)
+ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind)
 {
-	spec->channel = enabled != 0;
+	spec->channel = kind == ISO_CHANNEL_STREAM ? ISO_CHANNEL_STREAM
+			: kind != 0 ? ISO_CHANNEL_MESSAGES : ISO_CHANNEL_NONE;
 	return 0;
 }

@@ -652,6 +652,86 @@ START_TEST(live_channel_refuses_a_larger_send_with_emsgsize)
 }
 END_TEST
 
+/* A guest sends what its own socket takes, more than ISO_MESSAGE_MAX: a
+ * buffer too small for it leaves it where it is, its size known, for a
+ * buffer large enough; nothing is discarded. */
+START_TEST(live_channel_message_larger_than_the_buffer_stays_for_a_larger_one)
+{
+	const char *argv[] = { T_PROBE, "send-big", "70000", NULL };
+	static char huge[70000];
+	iso_conn *conn;
+	iso_guest *g;
+	long got;
+
+	become(S_CALLER);
+	conn = open_conn();
+	g = must_start(conn, argv, ISO_CHANNEL_MESSAGES);
+	ck_assert_int_eq(iso_recv(g, back, ISO_MESSAGE_MAX, 5000), -EMSGSIZE);
+	ck_assert_ptr_nonnull(strstr(iso_last_error(), "message of 70000 bytes"));
+	ck_assert_int_eq(iso_recv(g, NULL, 0, 5000), 70000);
+	got = iso_recv(g, huge, sizeof(huge), 5000);
+	ck_assert_msg(got == 70000, "%ld (%s)", got, iso_last_error());
+	for (size_t i = 0; i < sizeof(huge); i++)
+		ck_assert_int_eq((unsigned char)huge[i], (unsigned char)(i * 13 + i / 4096));
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
+#define STREAM_BYTES (10 * 1024 * 1024)
+
+/* A stream channel carries bytes, not messages: ten megabytes to the
+ * guest, written in sends of any size, arrive whole and in order; ten
+ * back, read as they come. */
+START_TEST(live_stream_channel_carries_ten_megabytes_each_way)
+{
+	char count[16];
+	const char *check[] = { T_PROBE, "stream-check", count, NULL };
+	const char *send_back[] = { T_PROBE, "stream-send", count, NULL };
+	static unsigned char chunk[300007];
+	size_t at = 0, n;
+	iso_conn *conn;
+	iso_guest *g;
+	int out[2];
+	long got;
+
+	snprintf(count, sizeof(count), "%d", STREAM_BYTES);
+	become(S_CALLER);
+	conn = open_conn();
+	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+	ck_assert_int_eq(start(conn, check, ISO_CHANNEL_STREAM, out[1], &g), 0);
+	close(out[1]);
+	for (at = 0; at < STREAM_BYTES; at += n) {
+		n = STREAM_BYTES - at < sizeof(chunk) ? STREAM_BYTES - at : sizeof(chunk);
+		for (size_t i = 0; i < n; i++)
+			chunk[i] = (unsigned char)((at + i) * 13 + (at + i) / 4096);
+		ck_assert_msg(iso_send(g, chunk, n) == 0, "%s", iso_last_error());
+	}
+	got = read(out[0], back, sizeof(back) - 1);
+	ck_assert_int_gt(got, 0);
+	back[got] = '\0';
+	ck_assert_str_eq(back, "10485760 ok\n");
+	must_end(g, 5000);
+	iso_guest_free(g);
+	close(out[0]);
+
+	g = must_start(conn, send_back, ISO_CHANNEL_STREAM);
+	for (at = 0; at < STREAM_BYTES; at += (size_t)got) {
+		got = iso_recv(g, chunk, sizeof(chunk), 10000);
+		ck_assert_msg(got > 0, "after %zu bytes: %ld (%s)", at, got, iso_last_error());
+		for (long i = 0; i < got; i++)
+			ck_assert_int_eq(chunk[i], (unsigned char)((at + (size_t)i) * 13 +
+								   (at + (size_t)i) / 4096));
+	}
+	ck_assert_int_eq(at, STREAM_BYTES);
+	ck_assert_int_eq(iso_recv(g, chunk, sizeof(chunk), 10000), ISO_RECV_EOF);
+	must_end(g, 5000);
+	ck_assert_int_eq(iso_guest_code(g), 0);
+	iso_guest_free(g);
+	iso_close(conn);
+}
+END_TEST
+
 static void enable_channel(iso_spec *spec, void *arg)
 {
 	(void)arg;
@@ -2564,6 +2644,8 @@ static Suite *supervise_suite(void)
 	tcase_add_test(channel, live_channel_round_trip_keeps_message_boundaries);
 	tcase_add_test(channel, live_channel_carries_a_message_of_exactly_iso_message_max);
 	tcase_add_test(channel, live_channel_refuses_a_larger_send_with_emsgsize);
+	tcase_add_test(channel, live_channel_message_larger_than_the_buffer_stays_for_a_larger_one);
+	tcase_add_test(channel, live_stream_channel_carries_ten_megabytes_each_way);
 	tcase_add_test(channel, live_channel_adds_only_isospawn_channel_fd_3_to_guest_env);
 	tcase_add_test(channel, live_channel_recv_times_out_on_a_silent_guest);
 	tcase_add_test(channel, live_channel_recv_reads_eof_after_the_guest_exits);

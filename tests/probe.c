@@ -599,6 +599,70 @@ static int cmd_echo(char **argv)
 	}
 }
 
+/* The bytes the stream tests send either way: byte i of a run. */
+static unsigned char stream_byte(size_t i)
+{
+	return (unsigned char)(i * 13 + i / 4096);
+}
+
+/* One message of N bytes (stream_byte) on fd 3, whatever the caller's
+ * ISO_MESSAGE_MAX: a guest may send what its socket takes. */
+static int cmd_send_big(char **argv)
+{
+	long long n = number(argv[0], 1, 1 << 24);
+	unsigned char *buf = n > 0 ? malloc((size_t)n) : NULL;
+
+	if (!buf)
+		return 2;
+	for (size_t i = 0; i < (size_t)n; i++)
+		buf[i] = stream_byte(i);
+	return done(send(3, buf, (size_t)n, MSG_NOSIGNAL), "sent");
+}
+
+/* Read exactly N bytes of the stream on fd 3 and say whether each was
+ * stream_byte(): "N ok", or where it was not. */
+static int cmd_stream_check(char **argv)
+{
+	long long n = number(argv[0], 1, 1LL << 30);
+	static unsigned char buf[65536];
+	size_t at = 0;
+	ssize_t got;
+
+	if (n < 0)
+		return 2;
+	while (at < (size_t)n) {
+		got = recv(3, buf, sizeof buf, 0);
+		if (got <= 0)
+			return got < 0 ? refused(errno) : (printf("short %zu\n", at), 1);
+		for (ssize_t i = 0; i < got; i++, at++)
+			if (buf[i] != stream_byte(at))
+				return printf("wrong at %zu\n", at), 1;
+	}
+	printf("%zu ok\n", at);
+	return 0;
+}
+
+/* Write N bytes (stream_byte) to the stream on fd 3. */
+static int cmd_stream_send(char **argv)
+{
+	long long n = number(argv[0], 1, 1LL << 30);
+	static unsigned char buf[65536];
+	size_t at = 0, chunk;
+
+	if (n < 0)
+		return 2;
+	while (at < (size_t)n) {
+		chunk = (size_t)n - at < sizeof buf ? (size_t)n - at : sizeof buf;
+		for (size_t i = 0; i < chunk; i++)
+			buf[i] = stream_byte(at + i);
+		if (send(3, buf, chunk, MSG_NOSIGNAL) != (ssize_t)chunk)
+			return refused(errno);
+		at += chunk;
+	}
+	printf("sent %zu\n", at);
+	return 0;
+}
+
 /* Send the guest's own end of the channel (fd 3) over the channel: in the
  * caller's queue it would keep that end open after the guest is gone. */
 static int cmd_send_channel(char **argv)
@@ -880,6 +944,9 @@ static const struct command {
 	{ "grandchild", 1, 1, cmd_grandchild, " SECONDS" },
 	{ "echo", 0, 0, cmd_echo, "" },
 	{ "send-channel", 0, 0, cmd_send_channel, "" },
+	{ "send-big", 1, 1, cmd_send_big, " BYTES" },
+	{ "stream-check", 1, 1, cmd_stream_check, " BYTES" },
+	{ "stream-send", 1, 1, cmd_stream_send, " BYTES" },
 	{ "keyread", 1, 1, cmd_keyread, " ID" },
 	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },

@@ -485,7 +485,7 @@ END_TEST
 
 START_TEST(test_recv_timeout_oversize_and_eof)
 {
-	char buf[8];
+	char buf[8], big[16];
 	int peer;
 	iso_guest *g = channel_guest(&peer);
 
@@ -494,7 +494,10 @@ START_TEST(test_recv_timeout_oversize_and_eof)
 	ck_assert_int_eq(send(peer, "123456789", 9, 0), 9);
 	ck_assert_int_eq(send(peer, "ok", 2, 0), 2);
 	ck_assert_int_eq(iso_recv(g, buf, sizeof(buf), -1), -EMSGSIZE);
-	/* the oversize message was discarded whole */
+	/* The oversize message stays, its size told, for a larger buffer. */
+	ck_assert_int_eq(iso_recv(g, NULL, 0, -1), 9);
+	ck_assert_int_eq(iso_recv(g, big, sizeof(big), -1), 9);
+	ck_assert_int_eq(memcmp(big, "123456789", 9), 0);
 	ck_assert_int_eq(iso_recv(g, buf, sizeof(buf), -1), 2);
 	ck_assert_int_eq(memcmp(buf, "ok", 2), 0);
 	ck_assert_int_eq(iso_send(g, "ping", 4), 0);

@@ -628,7 +628,7 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 	case 15: s->limits_set = 1u << ISO_LIMIT_COUNT;
 		return "limit bit 6";
 	case 16: s->network = ISO_NETWORK_HOST + 1; return "network 3";
-	case 17: s->channel = 2; return "channel 2";
+	case 17: s->channel = ISO_CHANNEL_STREAM + 1; return "channel 3";
 	case 18: s->stdio_mask = 8; return "stdio mask 8";
 	case 19: msg->u.kill.signal = 0; return "signal 0";
 	case 20: msg->u.kill.signal = 65; return "signal 65";
@@ -1345,8 +1345,8 @@ static const struct {
 } ranges[] = {
 	{ ISO_MSG_SPAWN, ISO_F_NETWORK, 3,
 	  "(NETWORK): value 3 out of range 0..2" },
-	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, 2,
-	  "(CHANNEL): value 2 out of range 0..1" },
+	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, 3,
+	  "(CHANNEL): value 3 out of range 0..2" },
 	{ ISO_MSG_SPAWN, ISO_F_STDIO, 8, "(STDIO): value 8 out of range 0..7" },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, 0, "(SIGNAL): value 0 out of range 1..64" },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, 65,
