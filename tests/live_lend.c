@@ -86,14 +86,12 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
+/* The CLI run from dir. The check's process stays there: the caller may
+ * not enter the build tree again (make distcheck's is 0700). */
 static void run_in(const char *dir, const char *const *args, struct run *r)
 {
-	char here[512];
-
-	ck_assert_ptr_nonnull(getcwd(here, sizeof(here)));
 	ck_assert_int_eq(chdir(dir), 0);
 	run_cli(args, NULL, r);
-	ck_assert_int_eq(chdir(here), 0);
 }
 
 /* The issue's case: a job run in the caller's own directory with
