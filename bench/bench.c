@@ -1554,8 +1554,7 @@ int main(int argc, char **argv)
 	}
 #ifdef ISO_PYTHON
 	/* Beside libisospawn, readable by the measuring uid. */
-	test_install_file(ISO_BUILDDIR "/python/.libs/" ISO_PYMODULE,
-			  T_LIB "/" ISO_PYMODULE, 0644);
+	test_install_dir(ISO_BUILDDIR "/python/site/isospawn", T_LIB "/isospawn", 0644);
 #endif
 
 	printf("%s\n\n", machine);

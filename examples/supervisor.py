@@ -62,10 +62,11 @@ LIMITS = {"as": "512M", "cpu": 10, "nproc": 16, "fsize": "1M"}
 
 
 def grants():
-    """The module's directory, if a guest could not read it otherwise
-    (a build tree rather than an installed module), lent for reading: the
-    policy's rule must allow it (grants)."""
-    where = os.path.dirname(os.path.abspath(isospawn.__file__))
+    """The directory isospawn is imported from, if a guest could not read
+    it otherwise (a build tree rather than an installed package), lent for
+    reading: the policy's rule must allow it (grants)."""
+    package = os.path.dirname(os.path.abspath(isospawn.__file__))
+    where = os.path.dirname(package)
     return [] if where.startswith("/usr/") else [where]
 
 

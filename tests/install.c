@@ -77,6 +77,25 @@ void test_install_file(const char *src, const char *dst, mode_t mode)
 		die(dst);
 }
 
+void test_install_dir(const char *src, const char *dst, mode_t mode)
+{
+	char from[512], to[512];
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(src);
+
+	if (d == NULL)
+		die(src);
+	mkdir_root(dst, 0755);
+	while ((e = readdir(d)) != NULL) {
+		snprintf(from, sizeof(from), "%s/%s", src, e->d_name);
+		snprintf(to, sizeof(to), "%s/%s", dst, e->d_name);
+		if (stat(from, &st) == 0 && S_ISREG(st.st_mode))
+			test_install_file(from, to, mode);
+	}
+	closedir(d);
+}
+
 /* Write one line of the policy, with the run's offset added to a pool. */
 static void policy_line(FILE *f, const char *line, size_t len)
 {

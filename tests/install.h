@@ -56,5 +56,8 @@ void test_install(void);
 
 /* Copy src to dst atomically, owned by root with `mode`. */
 void test_install_file(const char *src, const char *dst, mode_t mode);
+/* Make directory dst (root's, 0755) and copy each regular file of src
+ * into it likewise. */
+void test_install_dir(const char *src, const char *dst, mode_t mode);
 
 #endif /* ISO_INSTALL_H */

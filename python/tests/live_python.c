@@ -6,7 +6,7 @@
  * for good and execs pytest; the installing parent waits and then removes
  * the helper.
  *
- * The built module, libisospawn, the tests and the example are copied,
+ * The built package, libisospawn, the tests and the example are copied,
  * root-owned, into a directory under T_SHARED (which the test policy lets
  * guests be granted) so that a Python guest can import isospawn.guest too.
  * Exits 77 (skip) when not root or when the interpreter has no pytest.
@@ -29,7 +29,6 @@
 static const struct {
 	const char *from, *name;
 } copies[] = {
-	{ ISO_BUILDDIR "/python/.libs/" ISO_PYMODULE, ISO_PYMODULE },
 	{ ISO_BUILDDIR "/.libs/libisospawn.so.0", "libisospawn.so.0" },
 	{ ISO_SRCDIR "/python/tests/test_live.py", "test_live.py" },
 	{ ISO_SRCDIR "/python/tests/conftest.py", "conftest.py" },
@@ -63,6 +62,8 @@ static void install_copies(void)
 		snprintf(path, sizeof(path), "%s/%s", pydir, copies[i].name);
 		test_install_file(copies[i].from, path, 0644);
 	}
+	snprintf(path, sizeof(path), "%s/isospawn", pydir);
+	test_install_dir(ISO_BUILDDIR "/python/site/isospawn", path, 0644);
 }
 
 /* In Check's forked test process: become the caller, exec pytest. An
@@ -75,7 +76,7 @@ START_TEST(test_pytest_as_the_unprivileged_caller)
 
 	snprintf(tests, sizeof(tests), "%s/test_live.py", pydir);
 	become(T_CALLER);
-	/* The module under test, for this caller and (forwarded, with a
+	/* The package under test, for this caller and (forwarded, with a
 	 * read grant) for Python guests. */
 	setenv("PYTHONPATH", pydir, 1);
 	setenv("LD_LIBRARY_PATH", pydir, 1);

@@ -1,0 +1,185 @@
+"""Status (how a guest ended) and Completed (what run() returns)."""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Tuple
+
+from . import _core
+from ._errors import Error, GuestError, StartFailed
+
+# The outcomes whose code is the signal that ended the guest.
+_BY_SIGNAL = ("signaled", "timed_out", "limit")
+
+
+class Status:
+    """How a guest ended, as the helper reported it (read-only)."""
+
+    __slots__ = ("_outcome", "_code", "_stage", "_limit", "_reason",
+                 "_usage", "_exit_code")
+
+    def __init__(self, guest: _core.Guest) -> None:
+        """The end of an ended guest, read from its handle (with its
+        connection's lock held)."""
+        self._outcome = _core.outcome_name(guest.outcome()) or "unknown"
+        self._code = guest.code()
+        self._stage = _core.stage_name(guest.stage())
+        self._limit = _core.limit_name(guest.limit())
+        self._reason = guest.reason()
+        self._usage: Tuple[int, int, int, int] = guest.usage()
+        self._exit_code = guest.exit_code()
+
+    @property
+    def outcome(self) -> str:
+        """How the guest ended: 'exited', 'signaled', 'timed_out', 'limit'
+        or 'failed' (never started)."""
+        return self._outcome
+
+    @property
+    def code(self) -> Optional[int]:
+        """The exit code when outcome is 'exited', else None."""
+        return self._code if self._outcome == "exited" else None
+
+    @property
+    def signal(self) -> Optional[int]:
+        """The signal that ended it for 'signaled', 'timed_out' (SIGKILL)
+        and 'limit', else None."""
+        return self._code if self._outcome in _BY_SIGNAL else None
+
+    @property
+    def limit(self) -> Optional[str]:
+        """For 'limit': which one ('cpu', 'as', 'nofile', 'nproc', 'fsize',
+        'stack', 'scratch', 'shm'), else None."""
+        return self._limit if self._outcome == "limit" else None
+
+    @property
+    def stage(self) -> Optional[str]:
+        """For 'failed': the stage that failed ('policy', 'credentials',
+        'confinement', 'exec'), else None."""
+        return self._stage if self._outcome == "failed" else None
+
+    @property
+    def errno(self) -> Optional[int]:
+        """For 'failed': the errno of the failed stage, else None."""
+        return self._code if self._outcome == "failed" else None
+
+    @property
+    def reason(self) -> Optional[str]:
+        """For 'failed': the helper's one-line reason, what went wrong at
+        that stage (it names only the caller's own request and rule, e.g. a
+        path), else None."""
+        return self._reason if self._outcome == "failed" else None
+
+    @property
+    def wall(self) -> float:
+        """Wall-clock seconds it ran."""
+        return self._usage[0] / 1e6
+
+    @property
+    def user(self) -> float:
+        """User CPU seconds."""
+        return self._usage[1] / 1e6
+
+    @property
+    def sys(self) -> float:
+        """System CPU seconds."""
+        return self._usage[2] / 1e6
+
+    @property
+    def max_rss(self) -> int:
+        """Peak resident set, KiB."""
+        return self._usage[3]
+
+    @property
+    def exit_code(self) -> int:
+        """The isospawn command's exit code for this end: the guest's code;
+        128+N when killed by signal N; 124 timed out; 127 not found; 126
+        not executable; 125 any other failure."""
+        return self._exit_code
+
+    def __repr__(self) -> str:
+        usage = "wall=%.6f, user=%.6f, sys=%.6f" % (self.wall, self.user,
+                                                     self.sys)
+        name = self._outcome
+        if name == "exited":
+            return "Status(outcome='%s', code=%d, %s, max_rss=%d)" % (
+                name, self._code, usage, self.max_rss)
+        if name == "limit":
+            return "Status(outcome='%s', limit='%s', signal=%d, %s)" % (
+                name, self._limit or "unknown", self._code, usage)
+        if name in _BY_SIGNAL:
+            return "Status(outcome='%s', signal=%d, %s)" % (name, self._code,
+                                                           usage)
+        if name == "failed":
+            return ("Status(outcome='%s', stage='%s', errno=%d (%s), "
+                    "reason=%r)" % (name, self._stage, self._code,
+                                    os.strerror(self._code),
+                                    self._reason or ""))
+        return "Status(outcome='%s')" % name
+
+
+class Completed:
+    """What run() returns: a guest that has ended, with its output.
+
+    args        the args given to run().
+    returncode  status.exit_code: the guest's exit code; 128+N when killed
+                by signal N; 124 timed out; 127 not found; 126 not
+                executable; 125 any other failure to start.
+    stdout      its standard output (bytes) with stdout=PIPE or
+                capture_output, else None.
+    stderr      its standard error (bytes) likewise, else None.
+    status      the Status the helper reported.
+    """
+
+    def __init__(self, args: Any, status: Status, stdout: Optional[bytes],
+                 stderr: Optional[bytes]) -> None:
+        self.args = args
+        self.returncode = status.exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.status = status
+
+    def __repr__(self) -> str:
+        return "Completed(args=%r, returncode=%d, stdout=%s, stderr=%s, " \
+            "status=%r)" % (self.args, self.returncode,
+                            "None" if self.stdout is None else "...",
+                            "None" if self.stderr is None else "...",
+                            self.status)
+
+    def check_returncode(self) -> None:
+        """Raise StartFailed if the guest never started, GuestError if
+        returncode is any other non-zero value."""
+        if self.returncode == 0:
+            return
+        st = self.status
+        error: Error
+        if st.outcome == "failed":
+            message = os.strerror(st.errno or 0)
+            reason = st.reason
+            if reason is None:
+                what = "%s failed: %s" % (st.stage, message)
+            elif reason.endswith(message):
+                what = "%s failed: %s" % (st.stage, reason)
+            else:
+                what = "%s failed: %s: %s" % (st.stage, reason, message)
+            error = StartFailed(self._message(what), errno=st.errno or None,
+                                stage=st.stage)
+        else:
+            if st.outcome == "exited":
+                what = "exited with code %d" % self.returncode
+            elif st.outcome == "timed_out":
+                what = "timed out"
+            elif st.outcome == "limit":
+                what = "was killed by its %s limit" % (st.limit or "resource")
+            else:
+                what = "was killed by signal %d" % (self.returncode - 128)
+            error = GuestError(self._message(what))
+        error.completed = self
+        raise error
+
+    def _message(self, what: str) -> str:
+        args = self.args
+        one = isinstance(args, (str, bytes)) or not hasattr(args,
+                                                              "__getitem__")
+        program = args if one else args[0]
+        return "guest %r %s (returncode %d)" % (program, what,
+                                                self.returncode)
