@@ -525,6 +525,47 @@ def test_dropping_a_guest_after_a_cancelled_wait_async_kills_it(conn):
     assert not asyncio.run(main())
 
 
+# --- the C core's handles --------------------------------------------------
+
+def test_core_handles_raise_rather_than_race_or_use_what_was_freed():
+    # python/core.c: a call on a connection another thread uses without the
+    # GIL raises EBUSY; a guest handle dropped meanwhile is freed (killed)
+    # when that call returns; once the connection is closed, its guests'
+    # handles raise EBADF rather than touch the guests iso_close() freed.
+    from isospawn import _core
+    conn = _core.Conn()
+
+    def sleeper():
+        spec = _core.Spec()
+        spec.set_program(b"/bin/sleep")
+        spec.set_argv([b"sleep", b"30"])
+        spec.set_stdio(-1, -1, -1)
+        return conn.spawn(spec)
+
+    busy, dropped = sleeper(), sleeper()
+    pid = dropped.pid()
+    waiter = threading.Thread(target=busy.wait, args=(1500,))
+    waiter.start()
+    time.sleep(0.5)
+    with pytest.raises(_core.Error) as info:
+        busy.kill(signal.SIGKILL)
+    assert info.value.errno == errno.EBUSY
+    del dropped
+    waiter.join(10)
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % pid)
+    assert busy.wait(0) == 1  # still running, and usable again
+    conn.close()
+    for call in (lambda: busy.wait(0), busy.pid, lambda: busy.kill(9),
+                 conn.fd, lambda: conn.spawn(_core.Spec())):
+        with pytest.raises(_core.Error) as info:
+            call()
+        assert info.value.errno == errno.EBADF
+    conn.close()  # again: nothing
+
+
 # --- argument checks -------------------------------------------------------
 
 def test_an_unknown_limit_is_refused_naming_every_known_one(conn):

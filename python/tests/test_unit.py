@@ -6,6 +6,7 @@ module. What needs the setuid helper is in test_live.py.
 import errno
 import inspect
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 
 import isospawn
 import isospawn.guest
+from isospawn import _core
 
 ALLOWED = ("PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL",
            "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "TMPDIR")
@@ -196,3 +198,27 @@ def test_guest_channel_refuses_empty_and_oversize_messages():
         assert done.stdout.split("\n")[:3] == [
             "refused 0", "refused %d" % (isospawn.MESSAGE_MAX + 1),
             "True True"], done.stderr
+
+
+def test_core_wraps_every_spec_setter_of_the_public_header():
+    srcdir = os.environ.get("ISO_SRCDIR")
+    if not srcdir:
+        pytest.skip("ISO_SRCDIR is unset: run it through python/tests/unit_python")
+    with open(os.path.join(srcdir, "include", "isospawn.h")) as f:
+        setters = set(re.findall(r"\biso_spec_((?:set|add)_\w+)\(", f.read()))
+    assert "set_program" in setters and "add_write_path" in setters
+    assert setters <= set(dir(_core.Spec))
+
+
+def test_core_error_carries_errno_and_the_library_s_message():
+    spec = _core.Spec()
+    with pytest.raises(_core.Error) as info:
+        spec.set_program(b"rel/x")
+    assert info.value.errno == errno.EINVAL
+    assert info.value.strerror == 'program "rel/x": not an absolute path'
+    with pytest.raises(_core.Error) as info:
+        spec.set_stdio(os.open("/dev/null", os.O_RDONLY) + 1000, 1, 2)
+    assert info.value.errno == errno.EBADF
+    assert "is not open" in info.value.strerror
+    with pytest.raises(TypeError):
+        spec.set_argv(["str, not bytes"])
