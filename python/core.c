@@ -519,30 +519,38 @@ static PyObject *guest_send(GuestObject *g, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-/* A message (bytes), b"" at the end of the channel, None when nothing
- * came in time. */
+/* iso_recv(ms, cap): a message of at most cap bytes (bytes), b"" at the
+ * end of the channel, None when nothing came in time; with cap 0 the
+ * next message's length (int) instead. */
 static PyObject *guest_recv(GuestObject *g, PyObject *args)
 {
 	iso_guest *guest;
-	PyObject *buf;
+	PyObject *buf = NULL;
+	Py_ssize_t cap;
 	int ms;
 	long n;
 
-	if (!PyArg_ParseTuple(args, "i:recv", &ms) ||
-	    (buf = PyBytes_FromStringAndSize(NULL, ISO_MESSAGE_MAX)) == NULL)
+	if (!PyArg_ParseTuple(args, "in:recv", &ms, &cap))
+		return NULL;
+	if (cap < 0)
+		return PyErr_Format(PyExc_ValueError, "cap must be >= 0");
+	if (cap > 0 && (buf = PyBytes_FromStringAndSize(NULL, cap)) == NULL)
 		return NULL;
 	if ((guest = guest_usable(g)) == NULL) {
-		Py_DECREF(buf);
+		Py_XDECREF(buf);
 		return NULL;
 	}
-	UNLOCKED_CALL(g->conn, n, iso_recv(guest, PyBytes_AS_STRING(buf), ISO_MESSAGE_MAX, ms),
+	UNLOCKED_CALL(g->conn, n, iso_recv(guest, buf ? PyBytes_AS_STRING(buf) : NULL,
+					   (size_t)cap, ms),
 		      n < 0 && n != ISO_RECV_TIMEOUT && n != ISO_RECV_EOF);
 	if (n == ISO_RECV_EOF)
 		n = 0;
 	if (n < 0) {
-		Py_DECREF(buf);
+		Py_XDECREF(buf);
 		return n == ISO_RECV_TIMEOUT ? Py_NewRef(Py_None) : NULL;
 	}
+	if (buf == NULL)
+		return n == 0 ? PyBytes_FromStringAndSize(NULL, 0) : PyLong_FromLong(n);
 	if (_PyBytes_Resize(&buf, (Py_ssize_t)n) < 0)
 		return NULL;
 	return buf;
@@ -696,7 +704,8 @@ static PyMethodDef guest_methods[] = {
 	{ "kill", (PyCFunction)guest_kill, METH_VARARGS, "iso_kill(sig)" },
 	{ "send", (PyCFunction)guest_send, METH_VARARGS, "iso_send(data)" },
 	{ "recv", (PyCFunction)guest_recv, METH_VARARGS,
-	  "iso_recv(ms): a message, b'' at its end, None on timeout" },
+	  "iso_recv(ms, cap): a message, b'' at its end, None on timeout; "
+	  "with cap 0 the next one's length" },
 	GUEST_METHOD(pid, "iso_guest_pid()")
 	GUEST_METHOD(uid, "iso_guest_uid()")
 	GUEST_METHOD(notes, "iso_guest_notes()")
@@ -761,6 +770,8 @@ static int add_constants(PyObject *m)
 		{ "LIMIT_COUNT", ISO_LIMIT_COUNT },
 		{ "NETWORK_NONE", ISO_NETWORK_NONE },
 		{ "NETWORK_HOST", ISO_NETWORK_HOST },
+		{ "CHANNEL_MESSAGES", ISO_CHANNEL_MESSAGES },
+		{ "CHANNEL_STREAM", ISO_CHANNEL_STREAM },
 	};
 	size_t n = sizeof(forwarded) / sizeof(forwarded[0]);
 	PyObject *names = PyTuple_New((Py_ssize_t)n);

@@ -29,6 +29,7 @@ import operator
 import os
 import select
 import signal
+import socket
 import threading
 import time
 from typing import (TYPE_CHECKING, Any, Coroutine, Dict, Iterable, List,
@@ -36,8 +37,8 @@ from typing import (TYPE_CHECKING, Any, Coroutine, Dict, Iterable, List,
 
 from . import _core
 from ._errors import Error, error_of
-from ._spec import (PIPE, Args, Env, File, Request, StrOrBytesPath, deadline,
-                    is_pipe, ms_until, stdio_guard)
+from ._spec import (PIPE, Args, Channel, Env, File, Request, StrOrBytesPath,
+                    deadline, is_pipe, ms_until, stdio_guard)
 from ._status import Completed, Status
 
 if TYPE_CHECKING:
@@ -189,9 +190,11 @@ class Connection:
               limits: Optional[Mapping[str, Union[int, str]]] = None,
               network: Optional[str] = None,
               read: Iterable[StrOrBytesPath] = (),
-              write: Iterable[StrOrBytesPath] = (), stdin: File = None,
+              write: Iterable[StrOrBytesPath] = (),
+              cwd: Optional[StrOrBytesPath] = None,
+              workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
               stdout: File = None, stderr: File = None,
-              channel: bool = False) -> Guest:
+              channel: Channel = False) -> Guest:
         """Start a guest and return at once. The helper checks the request
         against the policy first; a refusal raises Refused and starts
         nothing.
@@ -214,8 +217,16 @@ class Connection:
                  nofile/nproc (counts); 'unlimited' for no limit.
         network  'none' (loopback only), 'host', or None for the policy's
                  choice.
-        read, write  paths the guest may read (or read and write) beneath,
-                 within what the policy allows.
+        read, write  directories or files of this process's to lend the
+                 guest, read-only (or for reading and writing), as the
+                 policy's grants allow: each is opened here, as this
+                 process, and the guest finds it at the same absolute path
+                 and reaches in it what this process would; what it writes
+                 there is this process's.
+        workdir  a directory lent for writing, where the guest starts.
+        cwd      where the guest starts: a directory of its tree (a
+                 relative one named as this process sees it, lent with
+                 workdir, say); default its own /tmp.
         stdin, stdout, stderr  None (inherit this process's), a file object
                  or descriptor, PIPE (then guest.stdin/stdout/stderr are
                  binary files), DEVNULL, or for stderr STDOUT. Of 0, 1 and
@@ -223,8 +234,10 @@ class Connection:
                  before the guest inherits it or a pipe is made, so that
                  no descriptor of isospawn's own can take its number and
                  reach a guest.
-        channel  give the guest a message channel (guest.send()/recv(); in
-                 the guest, isospawn.guest.channel()).
+        channel  True (or 'messages'): a message channel (guest.send()/
+                 recv(); in the guest, isospawn.guest.channel());
+                 'stream': a byte stream, for protocols that frame their
+                 own.
 
         Keep the Guest while the guest should run: a Guest that is garbage
         collected kills its guest, like closing the connection kills them
@@ -232,7 +245,7 @@ class Connection:
         """
         self._check()
         request = Request(args, env, timeout, limits, network, read, write,
-                          [stdin, stdout, stderr], channel)
+                          [stdin, stdout, stderr], channel, cwd, workdir)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes()
@@ -249,7 +262,9 @@ class Connection:
             limits: Optional[Mapping[str, Union[int, str]]] = None,
             network: Optional[str] = None,
             read: Iterable[StrOrBytesPath] = (),
-            write: Iterable[StrOrBytesPath] = (), stdin: File = None,
+            write: Iterable[StrOrBytesPath] = (),
+            cwd: Optional[StrOrBytesPath] = None,
+            workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
             stdout: File = None, stderr: File = None,
             capture_output: bool = False, input: Optional[bytes] = None,
             check: bool = False) -> Completed:
@@ -276,7 +291,7 @@ class Connection:
             data = memoryview(input).cast("B")
             stdin = PIPE
         request = Request(args, env, timeout, limits, network, read, write,
-                          [stdin, stdout, stderr], False)
+                          [stdin, stdout, stderr], False, cwd, workdir)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes() or [-1, -1, -1]
@@ -434,8 +449,12 @@ class Guest:
         # lock held (the duplicate shares the flag).
         fd = handle.channel_fd()
         self._channel = -1 if fd < 0 else _dup(fd)
+        self._stream = False
         if fd >= 0:
             os.set_blocking(fd, False)
+            sock = socket.socket(fileno=self._channel)
+            self._stream = sock.type == socket.SOCK_STREAM
+            sock.detach()
 
     def __del__(self) -> None:
         if getattr(self, "_channel", -1) >= 0:
@@ -531,12 +550,16 @@ class Guest:
                 raise conn._failure(e) from None
 
     def send(self, data: bytes) -> None:
-        """Send one message (1 to MESSAGE_MAX bytes) on the channel; blocks
+        """Send one message (1 to MESSAGE_MAX bytes) on the channel, or on a
+        stream channel (channel='stream') all of data, any length; blocks
         while the channel is full (the guest does not read), with the GIL
         released and the connection free for other threads.
         BrokenPipeError once the guest closed its end."""
-        message = _message(data)
         self._need_channel()
+        if self._stream:
+            _send_all(self._channel, memoryview(data).cast("B"))
+            return
+        message = _message(data)
         conn = self._conn
         conn._check()
         poller = _poller(self._channel, select.POLLOUT)
@@ -555,21 +578,18 @@ class Guest:
                         raise conn._failure(e) from None
 
     def recv(self, timeout: Optional[float] = None) -> Optional[bytes]:
-        """Receive one message, waiting at most timeout seconds (None: for
-        ever); None when nothing arrived in time. EOFError once the guest
-        closed its end (it exited, or closed the channel)."""
+        """Receive one message, whatever its size (a guest may send more
+        than MESSAGE_MAX), or on a stream channel the bytes that have
+        arrived; waits at most timeout seconds (None: for ever); None when
+        nothing arrived in time. EOFError once the guest closed its end (it
+        exited, or closed the channel)."""
         until = deadline(timeout)
         self._need_channel()
         conn = self._conn
         conn._check()
         poller = None
         while True:
-            with conn._lock:
-                conn._open_core()
-                try:
-                    message = self._handle.recv(0)
-                except _core.Error as e:
-                    raise conn._failure(e) from None
+            message = self._take() if not self._stream else _read(self._channel)
             if message == b"":
                 raise EOFError("guest %d closed its end of the channel"
                                % self.pid)
@@ -580,6 +600,26 @@ class Guest:
                 return None
             poller = poller or _poller(self._channel, select.POLLIN)
             poller.poll(ms)
+
+    def _take(self) -> Optional[bytes]:
+        """The next message if one is there (b"" at the end), else None;
+        one larger than MESSAGE_MAX in a buffer of its size."""
+        conn = self._conn
+        with conn._lock:
+            conn._open_core()
+            try:
+                try:
+                    message = self._handle.recv(0, _core.MESSAGE_MAX)
+                except _core.Error as e:
+                    if e.errno != errno.EMSGSIZE:
+                        raise
+                    size = self._handle.recv(0, 0)
+                    message = self._handle.recv(0, size) if isinstance(size, int) \
+                        else size
+            except _core.Error as e:
+                raise conn._failure(e) from None
+        assert not isinstance(message, int)
+        return message
 
     def channel_fileno(self) -> int:
         """The caller's end of the channel, for selectors (readable: a
@@ -611,6 +651,31 @@ def _poller(fd: int, events: int) -> select.poll:
     p = select.poll()
     p.register(fd, events)
     return p
+
+
+def _send_all(fd: int, data: memoryview) -> None:
+    """All of data to the stream channel fd (non-blocking), waiting in
+    poll() while it is full."""
+    poller = _poller(fd, select.POLLOUT)
+    while data:
+        try:
+            data = data[os.write(fd, data):]
+        except BlockingIOError:
+            poller.poll()
+        except BrokenPipeError as e:
+            raise BrokenPipeError(e.errno, "the guest closed its end of the "
+                                  "channel") from None
+
+
+def _read(fd: int) -> Optional[bytes]:
+    """What the stream channel fd (non-blocking) holds, b"" at its end,
+    None when nothing waits."""
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    except ConnectionResetError:
+        return b""
 
 
 def _message(data: bytes) -> memoryview:
@@ -754,7 +819,9 @@ def run(args: Args, *, env: Optional[Env] = None,
         timeout: Optional[float] = None,
         limits: Optional[Mapping[str, Union[int, str]]] = None,
         network: Optional[str] = None, read: Iterable[StrOrBytesPath] = (),
-        write: Iterable[StrOrBytesPath] = (), stdin: File = None,
+        write: Iterable[StrOrBytesPath] = (),
+        cwd: Optional[StrOrBytesPath] = None,
+        workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
         stdout: File = None, stderr: File = None,
         capture_output: bool = False, input: Optional[bytes] = None,
         check: bool = False) -> Completed:
@@ -767,5 +834,6 @@ def run(args: Args, *, env: Optional[Env] = None,
     no exception)."""
     return _default_connection().run(
         args, env=env, timeout=timeout, limits=limits, network=network,
-        read=read, write=write, stdin=stdin, stdout=stdout, stderr=stderr,
+        read=read, write=write, cwd=cwd, workdir=workdir, stdin=stdin,
+        stdout=stdout, stderr=stderr,
         capture_output=capture_output, input=input, check=check)

@@ -29,6 +29,20 @@ File = Union[None, int, IO[Any]]
 Env = Union[Mapping[str, StrOrBytesPath], Mapping[bytes, StrOrBytesPath]]
 
 _NETWORKS = {"none": _core.NETWORK_NONE, "host": _core.NETWORK_HOST}
+# spawn(channel=...): a message channel, a byte stream, or none.
+Channel = Union[bool, str, None]
+_CHANNELS = {True: _core.CHANNEL_MESSAGES, "messages": _core.CHANNEL_MESSAGES,
+             "stream": _core.CHANNEL_STREAM}
+
+
+def channel_kind(channel: Channel) -> int:
+    """spawn()'s channel as the library's kind: 0 for none."""
+    if channel is None or channel is False:
+        return 0
+    if isinstance(channel, (bool, str)) and channel in _CHANNELS:
+        return _CHANNELS[channel]
+    raise ValueError("channel must be True (or 'messages'), 'stream', or False, "
+                     "not %r" % (channel,))
 _PATH_MAX = 4096
 
 
@@ -194,7 +208,8 @@ class Request:
                  limits: Optional[Mapping[str, Union[int, str]]],
                  network: Optional[str], read: Iterable[StrOrBytesPath],
                  write: Iterable[StrOrBytesPath], stdio: List[File],
-                 channel: bool) -> None:
+                 channel: Channel, cwd: Optional[StrOrBytesPath] = None,
+                 workdir: Optional[StrOrBytesPath] = None) -> None:
         self.pipes: Optional[List[int]] = None
         self._theirs: List[int] = []
         spec = self.spec = _core.Spec()
@@ -225,9 +240,16 @@ class Request:
                 _paths("read", read, spec.add_read_path)
             if write:
                 _paths("write", write, spec.add_write_path)
+            if workdir is not None:
+                _paths("workdir", [workdir], spec.set_workdir)
+            if cwd is not None:
+                path = os.fsencode(cwd)
+                # As the isospawn command does: a relative one names what
+                # the caller sees from here (lent with workdir, say).
+                _set("cwd", spec.set_cwd,
+                     path if path.startswith(b"/") else _real(path, path))
             self._stdio(stdio)
-            if channel:
-                spec.set_channel(1)
+            spec.set_channel(channel_kind(channel))
         except BaseException:
             self.close()
             raise
@@ -334,10 +356,9 @@ def _paths(what: str, paths: Iterable[StrOrBytesPath], add: Any) -> None:
         raise TypeError("%s must be a sequence of paths, not one path" % what)
     for p in paths:
         path = os.fsencode(p)
-        # As the isospawn command does: a relative path from the working
-        # directory (it must exist to be granted anyway).
-        if not path.startswith(b"/"):
-            path = _real(path, path)
+        # The library opens it as this process: an OSError (such as
+        # FileNotFoundError) naming it now, as subprocess would.
+        _real(path, path)
         _set(what, add, path)
 
 

@@ -7,9 +7,10 @@
         ch.send(b"result")
 
 The helper gives a guest spawned with channel=True a SOCK_SEQPACKET socket
-on descriptor 3 and ISOSPAWN_CHANNEL_FD=3. This side needs no helper and
-no library call: it is a plain socket, found by that variable and checked
-to be such a socket before it is used.
+on descriptor 3 and ISOSPAWN_CHANNEL_FD=3 (with channel='stream', a
+SOCK_STREAM one). This side needs no helper and no library call: it is a
+plain socket, found by that variable and checked to be such a socket
+before it is used.
 """
 from __future__ import annotations
 
@@ -25,14 +26,16 @@ __all__ = ["Channel", "channel"]
 
 
 class Channel:
-    """The guest's end of its message channel (a SOCK_SEQPACKET socket).
-    Messages keep their boundaries. Use it from one thread at a time for
+    """The guest's end of its channel: messages that keep their boundaries
+    (a SOCK_SEQPACKET socket), or with channel='stream' a byte stream (a
+    SOCK_STREAM one: .stream is True). Use it from one thread at a time for
     each direction; close() must not race with a send() or recv()."""
 
     def __init__(self, sock: socket.socket) -> None:
         """Made by channel()."""
         self._sock: Optional[socket.socket] = sock
-        self._buf = bytearray(MESSAGE_MAX)
+        self.stream = sock.type == socket.SOCK_STREAM
+        self._peek = bytearray(1)
 
     def __enter__(self) -> Channel:
         self._open()
@@ -47,15 +50,20 @@ class Channel:
         return self._sock is None
 
     def send(self, data: bytes) -> None:
-        """Send one message (1 to MESSAGE_MAX bytes) to the caller."""
+        """Send one message (1 to MESSAGE_MAX bytes) to the caller, or on a
+        stream all of data."""
         message = memoryview(data).cast("B")
+        if self.stream:
+            self._open().sendall(message, socket.MSG_NOSIGNAL)
+            return
         if not 0 < len(message) <= MESSAGE_MAX:
             raise ValueError("a message is 1 to %d bytes, not %d"
                              % (MESSAGE_MAX, len(message)))
         self._open().send(message, socket.MSG_NOSIGNAL)
 
     def recv(self, timeout: Optional[float] = None) -> Optional[bytes]:
-        """Receive one message, waiting at most timeout seconds (None: for
+        """Receive one message, whatever its size, or on a stream the bytes
+        that have arrived, waiting at most timeout seconds (None: for
         ever); None when nothing arrived in time; EOFError once the caller
         closed its end."""
         sock = self._open()
@@ -64,23 +72,23 @@ class Channel:
         poller.register(sock, select.POLLIN)
         while True:
             try:
-                # MSG_TRUNC: the real length, to tell an oversize message
-                # (consumed whole) from one that fits exactly.
-                n = sock.recv_into(self._buf, MESSAGE_MAX,
-                                   socket.MSG_TRUNC | socket.MSG_DONTWAIT)
+                if self.stream:
+                    data = sock.recv(65536, socket.MSG_DONTWAIT)
+                else:
+                    # Its length first (MSG_TRUNC), then the message whole.
+                    size = sock.recv_into(self._peek, 1, socket.MSG_PEEK |
+                                          socket.MSG_TRUNC | socket.MSG_DONTWAIT)
+                    data = sock.recv(max(size, 1), socket.MSG_DONTWAIT)
             except BlockingIOError:
                 ms = ms_until(until)
                 if ms == 0 or not poller.poll(ms):
                     return None
                 continue
             except ConnectionResetError:
-                n = 0
-            if n == 0:
+                data = b""
+            if not data:
                 raise EOFError("the caller closed its end of the channel")
-            if n > MESSAGE_MAX:
-                raise ValueError("a message of %d bytes, over MESSAGE_MAX "
-                                 "(discarded)" % n)
-            return bytes(self._buf[:n])
+            return data
 
     def fileno(self) -> int:
         """The channel's descriptor, for selectors."""
@@ -119,7 +127,8 @@ def channel() -> Optional[Channel]:
             sock = socket.socket(fileno=int(value))
         except OSError:
             return None
-        if sock.type != socket.SOCK_SEQPACKET:
+        if sock.family != socket.AF_UNIX or \
+                sock.type not in (socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
             sock.detach()  # not ours to close
             return None
         _channel = Channel(sock)

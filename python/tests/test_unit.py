@@ -130,23 +130,34 @@ def run_python(code, **kwargs):
                           capture_output=True, text=True, **kwargs)
 
 
-def test_guest_channel_is_none_for_what_is_not_a_seqpacket_socket():
+def test_guest_channel_is_none_for_what_is_not_a_unix_channel_socket():
     # A fresh interpreter each time: channel() keeps the one it found.
     r, w = os.pipe()
     stream, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    dgram, _ = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    fds = (r, stream.fileno(), dgram.fileno(), tcp.fileno())
     try:
         for value in ("", "x", "3x", "-1", "99999999999", str(r),
-                      str(stream.fileno()), "1000"):
+                      str(dgram.fileno()), str(tcp.fileno()), "1000"):
             done = run_python("""
                 import isospawn.guest
                 print(isospawn.guest.channel())
                 """, env=dict(os.environ, ISOSPAWN_CHANNEL_FD=value),
-                pass_fds=(r, stream.fileno()))
+                pass_fds=fds)
             assert done.stdout == "None\n", (value, done.stderr)
+        # A stream one is a channel too (channel='stream').
+        done = run_python("""
+            import isospawn.guest
+            print(isospawn.guest.channel().stream)
+            """, env=dict(os.environ, ISOSPAWN_CHANNEL_FD=str(stream.fileno())),
+            pass_fds=fds)
+        assert done.stdout == "True\n", done.stderr
     finally:
         os.close(r)
         os.close(w)
-        stream.close()
+        for s in (stream, dgram, tcp):
+            s.close()
 
 
 def test_guest_channel_talks_on_the_named_socket():
