@@ -210,11 +210,13 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			set_limit(spec, optarg);
 			break;
 		case OPT_TIMEOUT:
-			if (parse_seconds(optarg, &cli->timeout_ms) < 0)
-				die(EXIT_FAILED,
-				    "--timeout %s: expected seconds, e.g. 10 or 0.5",
-				    optarg);
-			iso_spec_set_timeout(spec, cli->timeout_ms);
+			if (strcmp(optarg, "none") == 0)
+				cli->timeout_ms = 0;
+			else if (parse_seconds(optarg, &cli->timeout_ms) < 0)
+				die(EXIT_FAILED, "--timeout %s: expected seconds, e.g. 10 or 0.5, or "
+				    "none (0)", optarg);
+			iso_spec_set_timeout(spec, cli->timeout_ms ? cli->timeout_ms
+					     : ISO_TIMEOUT_NONE);
 			break;
 		case OPT_NETWORK:
 			if (strcmp(optarg, "none") == 0)

@@ -110,6 +110,14 @@ static int decide_limits(const struct iso_rule *rule,
 				       (unsigned long long)rule->ceiling[i], rule->line);
 		plan->limits[i] = req->limits[i];
 	}
+	/* No timeout at all: only where the rule sets no ceiling. */
+	if (req->timeout_ms == ISO_TIMEOUT_NONE) {
+		plan->timeout_ms = 0;
+		return rule->timeout_max_ms == 0 ? 0
+		       : iso_why(why, n, EACCES, "no timeout is not allowed by the rule at line "
+				 "%u: its timeout is at most %llu s", rule->line,
+				 (unsigned long long)(rule->timeout_max_ms / 1000));
+	}
 	/* The policy's own bound on timeouts (366 days) also bounds a rule
 	 * without a ceiling, so deadlines cannot overflow. */
 	if (req->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000)

@@ -265,7 +265,10 @@ ISO_PUBLIC int iso_limit_from_name(const char *name);
 ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
 			       uint64_t *value);
 
-/* Wall-clock timeout in milliseconds; 0 = the policy's default. */
+/* Wall-clock timeout in milliseconds; 0 = the policy's default;
+ * ISO_TIMEOUT_NONE = none, which the helper refuses (-EACCES) unless the
+ * rule sets no ceiling. Returns 0. */
+#define ISO_TIMEOUT_NONE UINT64_MAX
 ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms);
 
 enum iso_network {

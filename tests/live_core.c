@@ -653,7 +653,7 @@ START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 
 	for (int round = 0; round < 3; round++) {
 		send_probe_spawn(sock, (uint32_t)round, "exit", "0",
-				 round == 1 ? UINT64_MAX : 0);
+				 round == 1 ? UINT64_MAX - 1 : 0);
 		read_msg(sock, &m, buf);
 		if (round == 2) {
 			ck_assert_int_eq(m.type, ISO_MSG_SPAWNED);
@@ -1015,6 +1015,37 @@ START_TEST(live_start_failed_reason_reaches_the_caller_escaped_by_the_cli)
 }
 END_TEST
 
+#define T_UNBOUNDED 4000032u /* tests/policy.conf.in: timeout 0 1 */
+
+/* No timeout is something a guest asks for, and only a rule without a
+ * ceiling grants: --timeout none outlives the rule's one-second default
+ * there, and is refused, with the reason, under a ceiling. */
+START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
+{
+	const char *none[] = { "--timeout", "none", "--", "/bin/sleep", "1.5", NULL };
+	const char *dflt[] = { "--", "/bin/sleep", "1.5", NULL };
+	pid_t pid = fork();
+	struct run r;
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		become(T_CALLER);
+		run_cli(none, NULL, &r);
+		_exit(r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by the rule")
+		      ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "no timeout was granted under a ceiling");
+	become(T_UNBOUNDED);
+	run_cli(dflt, NULL, &r);
+	ck_assert_msg(r.exit_code == 124, "exit %d: %s", r.exit_code, r.err);
+	run_cli(none, NULL, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("live_core");
@@ -1046,6 +1077,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
+	tcase_add_test(cli, live_cli_timeout_none_only_where_the_rule_sets_no_ceiling);
 	tcase_add_test(helper, live_decisions_are_logged_without_values);
 	tcase_add_test(helper, live_caller_path_in_a_start_failed_reason_is_logged_quoted);
 	tcase_add_test(helper, live_start_failed_reason_reaches_the_caller_escaped_by_the_cli);

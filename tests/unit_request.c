@@ -37,10 +37,15 @@ static const char policy_text[] =
 	"    programs /bin/sh\n"
 	"    overrides FOO\n"
 	"    grants read\n"
+	"}\n"
+	"rule user:#1003 {\n"
+	"    pool 1900000300-1900000399\n"
+	"    programs any\n"
+	"    timeout 0 5\n"
 	"}\n";
 
 static struct iso_policy pol;
-static const struct iso_rule *strict, *open_rule, *one_script;
+static const struct iso_rule *strict, *open_rule, *one_script, *unbounded;
 static struct iso_wire_spawn req;
 static struct iso_plan plan;
 static char why[512];
@@ -52,6 +57,7 @@ static void setup(void)
 	strict = &pol.rules[0];
 	open_rule = &pol.rules[1];
 	one_script = &pol.rules[2];
+	unbounded = &pol.rules[3];
 	memset(&req, 0, sizeof(req));
 	req.program = "/bin/true";
 	req.argv[0] = "true";
@@ -157,8 +163,8 @@ END_TEST
 
 START_TEST(timeout_beyond_a_year_refused_without_ceiling)
 {
-	req.timeout_ms = UINT64_MAX;
-	ck_assert_int_eq(decide(open_rule), -EINVAL);
+	req.timeout_ms = UINT64_MAX - 1;
+	ck_assert_int_eq(decide(unbounded), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(why, "366 days"));
 }
 END_TEST
@@ -242,6 +248,22 @@ START_TEST(grants_in_path_order_each_path_once)
 	req.write_paths[1] = "/srv/out/a";
 	ck_assert_int_eq(decide(strict), -EINVAL);
 	ck_assert_str_eq(why, "/srv/out/a is granted both for reading and for writing");
+}
+END_TEST
+
+/* No timeout at all only where the rule sets no ceiling; otherwise the
+ * rule's default. */
+START_TEST(no_timeout_only_without_a_ceiling)
+{
+	req.timeout_ms = ISO_TIMEOUT_NONE;
+	ck_assert_int_eq(decide(strict), -EACCES);
+	ck_assert_str_eq(why, "no timeout is not allowed by the rule at line 1: its timeout is "
+			      "at most 60 s");
+	ck_assert_int_eq(decide(unbounded), 0);
+	ck_assert_uint_eq(plan.timeout_ms, 0);
+	req.timeout_ms = 0;
+	ck_assert_int_eq(decide(unbounded), 0);
+	ck_assert_uint_eq(plan.timeout_ms, 5000);
 }
 END_TEST
 
@@ -363,6 +385,7 @@ int main(void)
 	tcase_add_test(tc, grants_as_the_rule_allows_outside_the_trees_own_parts);
 	tcase_add_test(tc, cwd_absolute_and_normalized);
 	tcase_add_test(tc, grants_in_path_order_each_path_once);
+	tcase_add_test(tc, no_timeout_only_without_a_ceiling);
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);
 	tcase_add_test(tc, code_hooks_and_path_refused_where_programs_are_restricted);
