@@ -774,7 +774,8 @@ static int add_constants(PyObject *m)
 		{ "CHANNEL_STREAM", ISO_CHANNEL_STREAM },
 	};
 	size_t n = sizeof(forwarded) / sizeof(forwarded[0]);
-	PyObject *names = PyTuple_New((Py_ssize_t)n);
+	PyObject *names = PyTuple_New((Py_ssize_t)n), *none;
+	int rc;
 
 	for (size_t i = 0; names != NULL && i < n; i++) {
 		PyObject *s = PyUnicode_FromString(forwarded[i]);
@@ -794,7 +795,11 @@ static int add_constants(PyObject *m)
 	if (PyModule_AddStringConstant(m, "GUEST_PATH", ISO_GUEST_PATH) < 0 ||
 	    PyModule_AddStringConstant(m, "VERSION", PACKAGE_VERSION) < 0)
 		return -1;
-	return 0;
+	/* UINT64_MAX, too large for an int constant. */
+	none = PyLong_FromUnsignedLongLong(ISO_TIMEOUT_NONE);
+	rc = none == NULL ? -1 : PyModule_AddObjectRef(m, "TIMEOUT_NONE", none);
+	Py_XDECREF(none);
+	return rc;
 }
 
 PyMODINIT_FUNC PyInit__core(void);

@@ -5,6 +5,7 @@ from typing import Optional, Sequence, Tuple, Union
 FORWARDED_NAMES: Tuple[str, ...]
 GUEST_PATH: str
 MESSAGE_MAX: int
+TIMEOUT_NONE: int
 LIMIT_COUNT: int
 NETWORK_NONE: int
 NETWORK_HOST: int
