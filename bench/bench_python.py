@@ -26,9 +26,9 @@ def serve_isospawn():
     conn = isospawn.Connection()  # one helper, started untimed
 
     def once():
-        status = conn.spawn(["/bin/true"]).wait()
-        if status.exit_code != 0:
-            sys.exit("guest /bin/true: %r" % (status,))
+        guest = conn.spawn(["/bin/true"])
+        if guest.wait() != 0:
+            sys.exit("guest /bin/true: %r" % (guest.status,))
 
     for _ in sys.stdin:
         print("%.1f" % timed(once), flush=True)

@@ -88,18 +88,19 @@ def run_snippet(conn, name, code):
     except EOFError:  # the snippet ended (or was ended)
         pass
     errors = guest.stderr.read().decode(errors="replace").strip()
-    status = guest.wait()
-    return name, guest.uid, status, posted, errors
+    guest.wait()  # its returncode, as Popen.wait(); guest.status says more
+    return name, guest.uid, guest.returncode, guest.status, posted, errors
 
 
-def describe(name, uid, status, posted, errors):
+def describe(name, uid, returncode, status, posted, errors):
     if status.outcome == "exited":
-        end = f"exited {status.code}"
+        end = f"exited {returncode}"
     elif status.outcome == "failed":
         why = status.reason or os.strerror(status.errno)
         end = f"never started ({status.stage}: {why})"
-    else:
+    else:  # signaled, timed_out or limit: returncode -N, signal N
         end = status.outcome + (f" ({status.limit})" if status.limit else "")
+        end += f", returncode {returncode}"
     print(f"{name}: {end} after {status.wall:.2f} s, uid {uid}, "
           f"peak {status.max_rss} KiB")
     for obj in posted:

@@ -270,9 +270,6 @@ ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
  * rule sets no ceiling. Returns 0. */
 #define ISO_TIMEOUT_NONE UINT64_MAX
 ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms);
-/* iso_spec_set_timeout(): no timeout at all, which the helper grants only
- * where the caller's rule allows a guest to run without one. */
-#define ISO_TIMEOUT_NONE UINT64_MAX
 
 enum iso_network {
 	ISO_NETWORK_DEFAULT = 0, /* what the policy rule says */

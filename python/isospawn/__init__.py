@@ -17,7 +17,27 @@ through a thin C core (isospawn._core) that wraps its calls one to one.
                        read=["/srv/jobs"], channel=True,
                        env={"JOB": "7"}, limits={"as": "1G"})
         g.send(b"work"); reply = g.recv(timeout=5)
-        status = g.wait()        # or: await g.wait_async()
+        returncode = g.wait()    # or: await g.wait_async()
+        g.status                 # Status(outcome='exited', code=0, ...)
+
+subprocess's conventions. Guest is used as Popen is (poll(), wait(timeout),
+send_signal(), terminate(), kill(), returncode, pid, args) and Completed as
+CompletedProcess is; returncode is subprocess's: the exit code, -N when
+signal N ended the guest, including -9 (SIGKILL) when the helper ended it
+at its timeout and the limit's signal when a resource limit did; 127, 126
+or 125 for a guest that never started (not found, not executable, any
+other reason). Status, reachable as .status, says how it ended in full
+(outcome 'exited', 'signaled', 'timed_out', 'limit' or 'failed', usage,
+the helper's reason). The guest's timeout is the helper's to enforce: its
+expiry raises nothing, the guest has ended (returncode -9, outcome
+'timed_out'); TimeoutExpired is for waits of the caller's own that expire
+while the guest still runs. timeout=None is the policy's default and
+timeout=NO_TIMEOUT (math.inf, an infinite number of seconds, which wait()
+and recv() read as "for ever" too) asks for none, which only a rule that
+allows it grants; 0 is a ValueError, neither "none" nor "no time at all".
+Guest.pid is the pid of the guest's reaper as this process sees it (pid 1
+of the guest's PID namespace, which forwards signals to the guest): the
+guest itself sees its own pid as 2, which means nothing here.
 
 Threads. Everything here may be used from several threads, and every
 blocking call releases the GIL. What is shared: a Connection is one
@@ -39,28 +59,37 @@ not touched); run() opens a new default connection there.
 
 Errors. Error (with .errno) is the base; Refused: the helper or the
 policy refused, str() is its reason and names what; StartFailed: the
-guest could not be started (.stage, .errno); GuestError: run(check=True)
-saw a non-zero returncode (.completed). Bad arguments raise ValueError or
-TypeError before anything is sent.
+guest could not be started (.stage, .errno; not a CalledProcessError, as
+subprocess raises OSError for a program it cannot start); GuestError, also
+a subprocess.CalledProcessError (.returncode, .cmd, .output, .stderr):
+run(check=True) saw a non-zero returncode (.completed); TimeoutExpired,
+also a subprocess.TimeoutExpired (.cmd, .timeout): wait(timeout) or
+wait_async(timeout) expired. Bad arguments raise ValueError or TypeError
+before anything is sent.
 
-In a guest, isospawn.guest.channel() is the other end of the channel.
+In a guest, isospawn.guest.channel() is the other end of the channel: a
+Channel (isospawn.guest.Channel, below), or None outside a guest.
 """
 from . import guest
 from ._conn import Connection, Guest, run
 from ._core import FORWARDED_NAMES, GUEST_PATH, MESSAGE_MAX
 from ._core import VERSION as __version__
-from ._errors import Error, GuestError, Refused, StartFailed
-from ._spec import DEVNULL, LIMITS, PIPE, STDOUT, build_env
+from ._errors import Error, GuestError, Refused, StartFailed, TimeoutExpired
+from ._spec import DEVNULL, LIMITS, NO_TIMEOUT, PIPE, STDOUT, build_env
 from ._status import Completed, Status
+# The guest's end of the channel, documented here; its home, and the name
+# guests use, is isospawn.guest.Channel.
+from .guest import Channel
 
 __all__ = [
-    "Completed", "Connection", "DEVNULL", "Error", "FORWARDED_NAMES",
-    "GUEST_PATH", "Guest", "GuestError", "LIMITS", "MESSAGE_MAX", "PIPE",
-    "Refused", "STDOUT", "StartFailed", "Status", "build_env", "guest", "run",
+    "Channel", "Completed", "Connection", "DEVNULL", "Error",
+    "FORWARDED_NAMES", "GUEST_PATH", "Guest", "GuestError", "LIMITS",
+    "MESSAGE_MAX", "NO_TIMEOUT", "PIPE", "Refused", "STDOUT", "StartFailed",
+    "Status", "TimeoutExpired", "build_env", "guest", "run",
 ]
 
 # Shown as isospawn.X, where they are documented and imported from.
 for _public in (Completed, Connection, Error, Guest, GuestError, Refused,
-                StartFailed, Status, build_env, run):
+                StartFailed, Status, TimeoutExpired, build_env, run):
     _public.__module__ = __name__
 del _public

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import math
 import operator
 import os
 import select
@@ -36,9 +37,10 @@ from typing import (TYPE_CHECKING, Any, Coroutine, Dict, Iterable, List,
                     Mapping, Optional, Tuple, Union)
 
 from . import _core
-from ._errors import Error, error_of
-from ._spec import (PIPE, Args, Channel, Env, File, Request, StrOrBytesPath,
-                    deadline, is_pipe, ms_until, stdio_guard)
+from ._errors import Error, TimeoutExpired, error_of
+from ._spec import (PIPE, Args, ChannelKind, Env, File, Request,
+                    StrOrBytesPath, deadline, is_pipe, ms_until, seconds,
+                    stdio_guard)
 from ._status import Completed, Status
 
 if TYPE_CHECKING:
@@ -194,7 +196,7 @@ class Connection:
               cwd: Optional[StrOrBytesPath] = None,
               workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
               stdout: File = None, stderr: File = None,
-              channel: Channel = False) -> Guest:
+              channel: ChannelKind = False) -> Guest:
         """Start a guest and return at once. The helper checks the request
         against the policy first; a refusal raises Refused and starts
         nothing.
@@ -209,8 +211,10 @@ class Connection:
                  and GUEST_PATH (the helper validates them: a refused one
                  raises Refused).
         timeout  wall-clock seconds (float) after which the helper kills
-                 the guest (status.outcome 'timed_out'); None: the policy's
-                 default.
+                 the guest with SIGKILL (returncode -9, status.outcome
+                 'timed_out'); None: the policy's default; NO_TIMEOUT
+                 (math.inf): none at all, where the caller's rule allows
+                 it (else Refused). 0 is a ValueError, not "none".
         limits   a mapping such as {'as': '1G', 'cpu': 10}: cpu (seconds),
                  as/fsize/stack, scratch/shm (the sizes of its /tmp and
                  /dev/shm) (bytes, an int or a str with a K/M/G/T suffix),
@@ -271,12 +275,14 @@ class Connection:
         """Spawn a guest on this connection, feed it input, collect the
         output asked for (PIPE or capture_output) and wait for it, like
         subprocess.run. The arguments are spawn()'s; input (bytes) is
-        written to its stdin. timeout is the guest's wall-clock timeout:
-        when it expires the guest is killed and run() returns normally with
-        returncode 124 and status.outcome 'timed_out' (no exception).
-        check=True raises StartFailed when the guest never started and
-        GuestError for any other non-zero returncode. On an exception (a
-        signal handler's, such as KeyboardInterrupt) the guest is killed.
+        written to its stdin. Returns a Completed, whose returncode is
+        subprocess's (-N for signal N). timeout is the guest's wall-clock
+        timeout, which the helper enforces: unlike subprocess.run, its
+        expiry raises nothing, the guest has ended (returncode -9,
+        status.outcome 'timed_out'). check=True raises GuestError (a
+        subprocess.CalledProcessError) for a non-zero returncode, and
+        StartFailed (not one) when the guest never started. On an exception
+        (a signal handler's, such as KeyboardInterrupt) the guest is killed.
         """
         self._check()
         if capture_output:
@@ -299,7 +305,7 @@ class Connection:
             request.close()
         try:
             out, err = _communicate(pipes, data)
-            status = guest.wait()
+            status = guest._wait_status(None)
         except BaseException:
             guest._end()
             raise
@@ -412,10 +418,19 @@ class Connection:
 
 
 class Guest:
-    """A guest started by Connection.spawn(). Holds its connection open.
+    """A guest started by Connection.spawn(), used as subprocess.Popen is:
+    poll(), wait(timeout), send_signal(), terminate(), kill(), returncode
+    (-N: ended by signal N), pid, args, stdin/stdout/stderr; and status,
+    how the helper saw it end. Holds its connection open.
 
-    pid     the guest's pid in this process's PID namespace (informational:
-            signal it with kill()).
+    pid     the pid, in this process's PID namespace, of the guest's
+            reaper: pid 1 of the guest's own PID namespace, which forwards
+            every signal to the guest and reaps it. It is visible here
+            (/proc/<pid>) but runs as root: signal the guest with
+            send_signal(), terminate() or kill(), not os.kill(). In the
+            guest, os.getpid() is 2, a pid of its namespace that means
+            nothing to this process: a guest should not report it to its
+            supervisor.
     uid     the pool uid the guest runs under.
     notes   what the helper noted when it started the guest (a degraded
             mode the policy accepted), or ''.
@@ -490,34 +505,51 @@ class Guest:
             conn._collect(self)
         return self._status
 
-    def poll(self) -> Optional[Status]:
-        """The Status if the guest has ended, else None; never blocks."""
+    @property
+    def returncode(self) -> Optional[int]:
+        """As Popen.returncode: None until poll(), wait(), wait_async() or
+        status saw the guest end (reading it does not look); then the exit
+        code, -N when a signal N ended it (-9 at its timeout), or for a
+        guest that never started 127, 126 or 125 (Status.returncode)."""
+        return None if self._status is None else self._status.returncode
+
+    def poll(self) -> Optional[int]:
+        """The returncode if the guest has ended, else None; never blocks
+        (as Popen.poll)."""
         if self._status is None:
             self._conn._check_owner()
             self._conn._collect(self)
-        return self._status
+        return self.returncode
 
-    def wait(self, timeout: Optional[float] = None) -> Status:
-        """Wait for the guest to end, at most timeout seconds (None: for
-        ever), with the GIL released. Raises TimeoutError when the timeout
-        expires (the guest keeps running)."""
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for the guest to end and return its returncode (as
+        Popen.wait), at most timeout seconds (None or NO_TIMEOUT: for
+        ever), with the GIL released. Raises TimeoutExpired (a
+        subprocess.TimeoutExpired) when the timeout expires: the guest
+        keeps running."""
+        return self._wait_status(timeout).returncode
+
+    def _wait_status(self, timeout: Optional[float]) -> Status:
         until = deadline(timeout)
         status = self._status
         if status is None:
             self._conn._check_owner()
             status = self._conn._wait_for(self, until)
             if status is None:
-                raise TimeoutError("guest %d still running after %s seconds"
-                                   % (self.pid, timeout))
+                assert timeout is not None
+                raise TimeoutExpired(self.args, timeout)
         return status
 
-    def wait_async(self) -> Coroutine[Any, Any, Status]:
-        """await guest.wait_async() in asyncio code. Uses no thread: each
-        connection puts its socket on the running event loop once, for all
-        its guests awaited there. Call it from a coroutine (it needs the
-        running loop)."""
+    def wait_async(self, timeout: Optional[float] = None
+                   ) -> Coroutine[Any, Any, int]:
+        """await guest.wait_async() in asyncio code: wait() without a
+        thread, its returncode; TimeoutExpired after timeout seconds (the
+        guest keeps running). Each connection puts its socket on the
+        running event loop once, for all its guests awaited there. Call it
+        from a coroutine (it needs the running loop)."""
         import asyncio
 
+        limit = None if timeout is None else seconds(timeout, True)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Status] = loop.create_future()
         if self._status is not None:
@@ -527,14 +559,24 @@ class Guest:
             # saw, and raises Error for the others.
             self._conn._check_owner()
             self._conn._watcher(loop).add(self, future)
-        # The coroutine holds the future only, not this Guest: a cancelled
-        # wait must not keep the guest alive (and running) for nobody.
-        return _await(future)
+        # The coroutine holds the future and the args only, not this
+        # Guest: a cancelled wait must not keep the guest alive (and
+        # running) for nobody.
+        return _await(future, limit, self.args)
+
+    def terminate(self) -> None:
+        """send_signal(SIGTERM), as Popen.terminate."""
+        self.send_signal(signal.SIGTERM)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Ask the helper to send sig to the guest; harmless once it has
-        ended (it cannot reach a recycled pid). Its end is reported by
-        wait()."""
+        """send_signal(sig), SIGKILL unless told, as Popen.kill."""
+        self.send_signal(sig)
+
+    def send_signal(self, sig: int) -> None:
+        """Ask the helper to send sig to the guest (its reaper forwards
+        it); harmless once it has ended (it cannot reach a recycled pid).
+        Its end is reported by poll() and wait(). ValueError for a signal
+        the library refuses."""
         sig = operator.index(sig)
         conn = self._conn
         conn._check()
@@ -643,8 +685,16 @@ class Guest:
             pass
 
 
-async def _await(future: asyncio.Future[Status]) -> Status:
-    return await future
+async def _await(future: asyncio.Future[Status], timeout: Optional[float],
+                 args: Args) -> int:
+    import asyncio
+
+    if timeout is None or timeout == math.inf:
+        return (await future).returncode
+    try:
+        return (await asyncio.wait_for(future, timeout)).returncode
+    except asyncio.TimeoutError:
+        raise TimeoutExpired(args, timeout) from None
 
 
 def _poller(fd: int, events: int) -> select.poll:
@@ -829,9 +879,9 @@ def run(args: Args, *, env: Optional[Env] = None,
     connection: one helper per process, opened by the first run() (and
     again after a fork, or if its helper died), used by every thread. Use
     Connection().run() for a helper of your own. See Connection.spawn and
-    Connection.run for the arguments. Returns a Completed; timeout is the
-    guest's wall-clock limit (returncode 124, status.outcome 'timed_out',
-    no exception)."""
+    Connection.run for the arguments. Returns a Completed (returncode as
+    subprocess's); timeout is the guest's wall-clock limit: its expiry
+    raises nothing (returncode -9, status.outcome 'timed_out')."""
     return _default_connection().run(
         args, env=env, timeout=timeout, limits=limits, network=network,
         read=read, write=write, cwd=cwd, workdir=workdir, stdin=stdin,

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import errno as _errno
-from typing import TYPE_CHECKING, Optional
+import subprocess
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import _core
 
@@ -21,7 +22,9 @@ class Error(Exception):
 
     def __init__(self, message: str, *, errno: Optional[int] = None,
                  stage: Optional[str] = None) -> None:
-        super().__init__(message)
+        # Exception's, by name: in GuestError the next class is
+        # CalledProcessError, whose __init__ takes other arguments.
+        Exception.__init__(self, message)
         self.errno = errno
         self.stage = stage
 
@@ -39,12 +42,55 @@ class StartFailed(Error):
     'confinement', 'exec') and .errno say where and why, and str() gives
     the helper's reason (also Status.reason). Raised by spawn() and run()
     for a bare program name found nowhere in GUEST_PATH, and by
-    run(check=True) when status.outcome is 'failed' (with .completed)."""
+    run(check=True) when status.outcome is 'failed' (with .completed, whose
+    returncode is 127 not found, 126 not executable, 125 any other).
+
+    Not a subprocess.CalledProcessError: subprocess raises OSError, never
+    CalledProcessError, for a program it cannot start, and spawn() raises
+    this before there is any returncode; `except CalledProcessError`
+    catches guests that ran and failed, as it does with subprocess."""
 
 
-class GuestError(Error):
-    """run(check=True): the guest ended with a non-zero returncode.
-    .completed is the Completed (output included)."""
+def program_of(args: Any) -> Any:
+    """What names the program in an args argument: args[0], or args."""
+    one = isinstance(args, (str, bytes)) or not hasattr(args, "__getitem__")
+    return args if one else args[0]
+
+
+class GuestError(Error, subprocess.CalledProcessError):
+    """run(check=True) or Completed.check_returncode(): the guest ran and
+    ended with a non-zero returncode. A subprocess.CalledProcessError, with
+    its attributes: .returncode (-N: ended by signal N), .cmd (the args
+    given), .output (also .stdout) and .stderr (bytes when captured, else
+    None); and .completed, the Completed (.completed.status says how it
+    ended: 'exited', 'signaled', 'timed_out' or 'limit'). str() says it in
+    words ("guest '/usr/bin/python3' exited with code 3 (returncode 3)")."""
+
+    def __init__(self, message: str, returncode: int = 1, cmd: Any = None,
+                 output: Optional[bytes] = None,
+                 stderr: Optional[bytes] = None) -> None:
+        Error.__init__(self, message)
+        subprocess.CalledProcessError.__init__(self, returncode, cmd, output,
+                                               stderr)
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)
+
+
+class TimeoutExpired(Error, subprocess.TimeoutExpired):
+    """Guest.wait(timeout) or wait_async(timeout): the guest had not ended
+    when the timeout expired, and still runs (as with Popen.wait). A
+    subprocess.TimeoutExpired, with its attributes: .cmd (the guest's
+    args), .timeout (the seconds waited); .output and .stderr are None.
+    Not the guest's own timeout: a guest the helper ended at its deadline
+    has ended (status.outcome 'timed_out')."""
+
+    def __init__(self, cmd: Any, timeout: float) -> None:
+        subprocess.TimeoutExpired.__init__(self, cmd, timeout)
+
+    def __str__(self) -> str:
+        return "guest %r still running after %s seconds" % (
+            program_of(self.cmd), self.timeout)
 
 
 # What the helper or the policy refuses, as iso_open() and iso_spawn()

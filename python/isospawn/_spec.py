@@ -20,6 +20,10 @@ PIPE = -1
 STDOUT = -2
 DEVNULL = -3
 
+# spawn(timeout=NO_TIMEOUT): no deadline at all, an infinite number of
+# seconds (wait(timeout=NO_TIMEOUT) waits for ever likewise).
+NO_TIMEOUT = math.inf
+
 LIMITS = tuple(_core.limit_name(i) or "" for i in range(_core.LIMIT_COUNT))
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -30,12 +34,12 @@ Env = Union[Mapping[str, StrOrBytesPath], Mapping[bytes, StrOrBytesPath]]
 
 _NETWORKS = {"none": _core.NETWORK_NONE, "host": _core.NETWORK_HOST}
 # spawn(channel=...): a message channel, a byte stream, or none.
-Channel = Union[bool, str, None]
+ChannelKind = Union[bool, str, None]
 _CHANNELS = {True: _core.CHANNEL_MESSAGES, "messages": _core.CHANNEL_MESSAGES,
              "stream": _core.CHANNEL_STREAM}
 
 
-def channel_kind(channel: Channel) -> int:
+def channel_kind(channel: ChannelKind) -> int:
     """spawn()'s channel as the library's kind: 0 for none."""
     if channel is None or channel is False:
         return 0
@@ -167,24 +171,36 @@ def _limit_value(value: Any, which: int) -> int:
                      % (value, suffix))
 
 
-def seconds(timeout: float, zero_ok: bool, most: float) -> float:
-    """A timeout in seconds: a number > 0 (or >= 0 if zero_ok), at most
-    `most`; ValueError else."""
+def seconds(timeout: float, zero_ok: bool) -> float:
+    """A timeout in seconds: a number > 0 (or >= 0 if zero_ok), infinity
+    (NO_TIMEOUT) included; ValueError else (NaN too)."""
     if isinstance(timeout, (str, bytes)):
         raise TypeError("timeout must be a number, not %s"
                         % type(timeout).__name__)
     seconds = float(timeout)
-    if (seconds > 0 or (zero_ok and seconds == 0)) and seconds <= most:
+    if seconds > 0 or (zero_ok and seconds == 0):
         return seconds
     raise ValueError("timeout must be None or a number of seconds >= 0"
-                     if zero_ok else "timeout must be None or seconds > 0")
+                     if zero_ok else "timeout must be None, NO_TIMEOUT or "
+                     "a number of seconds > 0")
+
+
+def timeout_ms(timeout: float) -> int:
+    """spawn()'s timeout as iso_spec_set_timeout() takes it: TIMEOUT_NONE
+    for NO_TIMEOUT, else whole milliseconds rounded up so that it never
+    becomes 0 (the policy's default), and far below TIMEOUT_NONE (one
+    longer than any rule allows is the helper's to refuse, in its words)."""
+    s = seconds(timeout, False)
+    if s == math.inf:
+        return _core.TIMEOUT_NONE
+    return math.ceil(min(s, 1e15) * 1000)
 
 
 def deadline(timeout: Optional[float]) -> Optional[float]:
     """The monotonic deadline a `timeout` argument sets; None for None."""
     if timeout is None:
         return None
-    return time.monotonic() + min(seconds(timeout, True, math.inf), 1e9)
+    return time.monotonic() + min(seconds(timeout, True), 1e9)
 
 
 def ms_until(deadline: Optional[float]) -> Optional[int]:
@@ -208,7 +224,7 @@ class Request:
                  limits: Optional[Mapping[str, Union[int, str]]],
                  network: Optional[str], read: Iterable[StrOrBytesPath],
                  write: Iterable[StrOrBytesPath], stdio: List[File],
-                 channel: Channel, cwd: Optional[StrOrBytesPath] = None,
+                 channel: ChannelKind, cwd: Optional[StrOrBytesPath] = None,
                  workdir: Optional[StrOrBytesPath] = None) -> None:
         self.pipes: Optional[List[int]] = None
         self._theirs: List[int] = []
@@ -227,10 +243,7 @@ class Request:
                 for name, value in _mapping_items(limits, "limits"):
                     self._limit(os.fsdecode(os.fsencode(name)), value)
             if timeout is not None:
-                # Whole milliseconds, rounded up so that it never becomes
-                # 0 (which would mean the policy's default).
-                spec.set_timeout(math.ceil(seconds(timeout, False, 1e12)
-                                           * 1000))
+                spec.set_timeout(timeout_ms(timeout))
             if network is not None:
                 if network not in _NETWORKS:
                     raise ValueError("network must be 'none', 'host' or "

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import os
+import signal
 from typing import Any, Optional, Tuple
 
 from . import _core
-from ._errors import Error, GuestError, StartFailed
+from ._errors import Error, GuestError, StartFailed, program_of
 
 # The outcomes whose code is the signal that ended the guest.
 _BY_SIGNAL = ("signaled", "timed_out", "limit")
@@ -90,8 +91,24 @@ class Status:
         return self._usage[3]
 
     @property
+    def returncode(self) -> int:
+        """subprocess's returncode for this end, as Popen.returncode would
+        be for the same process: the exit code for 'exited'; -N for
+        'signaled', 'timed_out' and 'limit', N the signal that ended the
+        guest (the helper ends a guest at its timeout with SIGKILL: -9; a
+        limit ends it with its own signal, such as SIGXCPU, or SIGKILL);
+        for 'failed' (never started) exit_code: 127 not found, 126 not
+        executable, 125 any other failure."""
+        if self._outcome == "exited":
+            return self._code
+        if self._outcome in _BY_SIGNAL:
+            return -self._code
+        return self._exit_code
+
+    @property
     def exit_code(self) -> int:
-        """The isospawn command's exit code for this end: the guest's code;
+        """The isospawn command's exit code for this end (env(1)'s and
+        timeout(1)'s convention, not subprocess's): the guest's code;
         128+N when killed by signal N; 124 timed out; 127 not found; 126
         not executable; 125 any other failure."""
         return self._exit_code
@@ -118,22 +135,24 @@ class Status:
 
 
 class Completed:
-    """What run() returns: a guest that has ended, with its output.
+    """What run() returns: a guest that has ended, with its output (as
+    subprocess.CompletedProcess).
 
     args        the args given to run().
-    returncode  status.exit_code: the guest's exit code; 128+N when killed
-                by signal N; 124 timed out; 127 not found; 126 not
-                executable; 125 any other failure to start.
+    returncode  as subprocess's: the guest's exit code; -N when a signal N
+                ended it (-9 at its timeout: see Status.returncode); 127
+                not found, 126 not executable, 125 any other failure to
+                start (status.outcome 'failed').
     stdout      its standard output (bytes) with stdout=PIPE or
                 capture_output, else None.
     stderr      its standard error (bytes) likewise, else None.
-    status      the Status the helper reported.
+    status      the Status the helper reported: how it ended, in full.
     """
 
     def __init__(self, args: Any, status: Status, stdout: Optional[bytes],
                  stderr: Optional[bytes]) -> None:
         self.args = args
-        self.returncode = status.exit_code
+        self.returncode = status.returncode
         self.stdout = stdout
         self.stderr = stderr
         self.status = status
@@ -146,8 +165,9 @@ class Completed:
                             self.status)
 
     def check_returncode(self) -> None:
-        """Raise StartFailed if the guest never started, GuestError if
-        returncode is any other non-zero value."""
+        """Raise StartFailed if the guest never started, GuestError (a
+        subprocess.CalledProcessError) if returncode is any other non-zero
+        value; both with .completed."""
         if self.returncode == 0:
             return
         st = self.status
@@ -167,19 +187,24 @@ class Completed:
             if st.outcome == "exited":
                 what = "exited with code %d" % self.returncode
             elif st.outcome == "timed_out":
-                what = "timed out"
+                what = "was killed by %s at its timeout" % _signame(st.signal)
             elif st.outcome == "limit":
-                what = "was killed by its %s limit" % (st.limit or "resource")
+                what = "was killed by %s at its %s limit" % (
+                    _signame(st.signal), st.limit or "resource")
             else:
-                what = "was killed by signal %d" % (self.returncode - 128)
-            error = GuestError(self._message(what))
+                what = "was killed by %s" % _signame(st.signal)
+            error = GuestError(self._message(what), self.returncode,
+                               self.args, self.stdout, self.stderr)
         error.completed = self
         raise error
 
     def _message(self, what: str) -> str:
-        args = self.args
-        one = isinstance(args, (str, bytes)) or not hasattr(args,
-                                                              "__getitem__")
-        program = args if one else args[0]
-        return "guest %r %s (returncode %d)" % (program, what,
+        return "guest %r %s (returncode %d)" % (program_of(self.args), what,
                                                 self.returncode)
+
+
+def _signame(sig: Optional[int]) -> str:
+    try:
+        return signal.Signals(sig or 0).name
+    except ValueError:
+        return "signal %s" % sig

@@ -11,6 +11,11 @@ on descriptor 3 and ISOSPAWN_CHANNEL_FD=3 (with channel='stream', a
 SOCK_STREAM one). This side needs no helper and no library call: it is a
 plain socket, found by that variable and checked to be such a socket
 before it is used.
+
+In a guest, os.getpid() is 2: it runs in a PID namespace of its own,
+under a reaper that is pid 1 there. That number means nothing to the
+caller, which knows the guest by Guest.pid (the reaper's pid as the caller
+sees it): a guest should not report os.getpid() to its supervisor.
 """
 from __future__ import annotations
 
@@ -26,10 +31,13 @@ __all__ = ["Channel", "channel"]
 
 
 class Channel:
-    """The guest's end of its channel: messages that keep their boundaries
-    (a SOCK_SEQPACKET socket), or with channel='stream' a byte stream (a
-    SOCK_STREAM one: .stream is True). Use it from one thread at a time for
-    each direction; close() must not race with a send() or recv()."""
+    """The guest's end of its channel, as isospawn.guest.channel() returns
+    it in a guest spawned with channel=True: messages that keep their
+    boundaries (a SOCK_SEQPACKET socket), or with channel='stream' a byte
+    stream (a SOCK_STREAM one: .stream is True). The caller's end is the
+    Guest (send(), recv(), channel_fileno()). Use it from one thread at a
+    time for each direction; close() must not race with a send() or
+    recv(). A context manager: leaving the block closes it."""
 
     def __init__(self, sock: socket.socket) -> None:
         """Made by channel()."""

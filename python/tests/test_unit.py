@@ -5,6 +5,7 @@ module. What needs the setuid helper is in test_live.py.
 """
 import errno
 import inspect
+import math
 import os
 import re
 import socket
@@ -80,11 +81,84 @@ def test_build_env_refuses_malformed_override_and_checks_names():
 
 
 def test_exception_hierarchy_and_attributes():
-    for cls in (isospawn.Refused, isospawn.StartFailed, isospawn.GuestError):
+    for cls in (isospawn.Refused, isospawn.StartFailed, isospawn.GuestError,
+                isospawn.TimeoutExpired):
         assert issubclass(cls, isospawn.Error)
     assert issubclass(isospawn.Error, Exception)
     e = isospawn.Error("x")
     assert e.errno is None and e.stage is None and e.completed is None
+    # subprocess's own, so that code written for subprocess catches them.
+    assert issubclass(isospawn.GuestError, subprocess.CalledProcessError)
+    assert issubclass(isospawn.TimeoutExpired, subprocess.TimeoutExpired)
+    # A guest that never started did not run and fail (subprocess raises
+    # OSError for a program it cannot start, never CalledProcessError).
+    assert not issubclass(isospawn.StartFailed, subprocess.CalledProcessError)
+
+
+def test_guest_error_has_called_process_error_s_attributes_and_our_words():
+    theirs = subprocess.CalledProcessError(-15, ["/bin/x"], b"o", b"e")
+    ours = isospawn.GuestError("guest '/bin/x' was killed by SIGTERM "
+                               "(returncode -15)", -15, ["/bin/x"], b"o", b"e")
+    for attr in ("returncode", "cmd", "output", "stdout", "stderr"):
+        assert getattr(ours, attr) == getattr(theirs, attr)
+    assert str(ours) == "guest '/bin/x' was killed by SIGTERM (returncode -15)"
+    assert ours.errno is None and ours.completed is None
+
+
+def test_timeout_expired_has_subprocess_s_attributes():
+    theirs = subprocess.TimeoutExpired(["/bin/sleep", "9"], 0.5)
+    ours = isospawn.TimeoutExpired(["/bin/sleep", "9"], 0.5)
+    for attr in ("cmd", "timeout", "output", "stdout", "stderr"):
+        assert getattr(ours, attr) == getattr(theirs, attr)
+    assert str(ours) == "guest '/bin/sleep' still running after 0.5 seconds"
+
+
+class _SpecRecorder:
+    """A _core.Spec whose set_timeout() calls are recorded."""
+
+    def __init__(self, spec):
+        self._spec = spec
+        self.timeouts = []
+
+    def set_timeout(self, ms):
+        self.timeouts.append(ms)
+        self._spec.set_timeout(ms)
+
+    def __getattr__(self, name):
+        return getattr(self._spec, name)
+
+
+def _timeouts_sent(monkeypatch, timeout):
+    from isospawn import _spec
+    specs = []
+    real = _core.Spec
+
+    def recorder():
+        specs.append(_SpecRecorder(real()))
+        return specs[-1]
+
+    monkeypatch.setattr(_spec._core, "Spec", recorder)
+    _spec.Request(["/bin/true"], None, timeout, None, None, (), (),
+                  [None, None, None], False).close()
+    return specs[0].timeouts
+
+
+def test_no_timeout_is_infinity_and_sends_the_library_s_timeout_none(
+        monkeypatch):
+    assert _core.TIMEOUT_NONE == 2**64 - 1  # ISO_TIMEOUT_NONE, UINT64_MAX
+    assert isospawn.NO_TIMEOUT == float("inf")
+    for timeout in (isospawn.NO_TIMEOUT, float("inf"), math.inf):
+        assert _timeouts_sent(monkeypatch, timeout) == [_core.TIMEOUT_NONE]
+    assert _timeouts_sent(monkeypatch, None) == []  # the policy's default
+    # Whole milliseconds rounded up, never 0 and never TIMEOUT_NONE.
+    assert _timeouts_sent(monkeypatch, 0.0001) == [1]
+    assert _timeouts_sent(monkeypatch, 2.5) == [2500]
+    huge = _timeouts_sent(monkeypatch, 1e300)[0]
+    assert 366 * 86400 * 1000 < huge < _core.TIMEOUT_NONE
+    for bad in (0, -1, float("-inf"), float("nan")):
+        with pytest.raises(ValueError) as info:
+            _timeouts_sent(monkeypatch, bad)
+        assert "NO_TIMEOUT" in str(info.value)
 
 
 def test_status_gives_the_reason_beside_stage_and_errno():
@@ -116,8 +190,20 @@ def test_pydoc_renders_the_module():
     out = subprocess.run([sys.executable, "-m", "pydoc", "isospawn"],
                          capture_output=True, text=True, check=True).stdout
     for name in ("Connection", "spawn", "wait_async", "build_env",
-                 "Refused", "FORWARDED_NAMES", "Status"):
+                 "Refused", "FORWARDED_NAMES", "Status", "NO_TIMEOUT",
+                 "TimeoutExpired", "terminate", "send_signal"):
         assert name in out
+    # The guest's side, documented here: isospawn.guest.Channel.
+    assert "class Channel(" in out and "isospawn.guest.channel()" in out
+    assert isospawn.Channel is isospawn.guest.Channel
+    assert "Channel" in isospawn.guest.__all__
+
+
+def test_guest_pid_is_documented_as_the_reaper_s():
+    doc, guest_doc = (" ".join(d.split()) for d in (isospawn.Guest.__doc__,
+                                                    isospawn.guest.__doc__))
+    assert "reaper: pid 1 of the guest's own PID namespace" in doc
+    assert "os.getpid() is 2" in doc and "os.getpid() is 2" in guest_doc
 
 
 def test_guest_channel_is_none_outside_a_guest(monkeypatch):
