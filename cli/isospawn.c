@@ -23,7 +23,6 @@
 #include "isospawn.h"
 #include "die.h"
 #include "json.h"
-#include "log.h"
 #include "util.h"
 
 #define EXIT_TIMEOUT 124
@@ -406,7 +405,7 @@ static void report_failure(const struct cli *cli, const iso_guest *guest)
 	const char *msg = strerror(code), *name = strerrorname_np(code);
 	size_t len = why != NULL ? strlen(why) : 0, mlen = strlen(msg);
 
-	log_quote(reason, sizeof(reason), why != NULL ? why : "");
+	iso_quote(reason, sizeof(reason), why != NULL ? why : "");
 	fprintf(stderr, "isospawn: %s: %s failed: %s", cli->program,
 		iso_stage_name(iso_guest_stage(guest)), reason);
 	if (len < mlen || strcmp(why + len - mlen, msg) != 0)

@@ -2,12 +2,12 @@
  * isospawnctl - for administrators and callers: check the policy before it
  * bites, see and stop live guests, read one's own rule (isospawnctl(8)).
  *
- *   isospawnctl check [-q] [FILE...]
+ *   isospawnctl check [-q] [FILE [DROPIN...]]
  *   isospawnctl list [--json]
  *   isospawnctl stop ID|UID
  *   isospawnctl rule [USER]
  *
- * The policy is read with the helper's own parser (helper/policy.c), so
+ * The policy is read with the helper's own policy module (policy/), so
  * what this program accepts is exactly what the helper accepts. It runs
  * with the privileges of whoever started it; it is never setuid. Root reads
  * the lease records (lease.h) itself; any other caller asks a helper of its
@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,6 @@
 #include "die.h"
 #include "json.h"
 #include "lease.h"
-#include "log.h"
 #include "policy.h"
 #include "util.h"
 
@@ -48,14 +48,16 @@ const char cli_name[] = "isospawnctl";
 
 static void usage(FILE *f)
 {
-	fputs("usage: isospawnctl [-q] check [FILE...]\n"
+	fputs("usage: isospawnctl [-q] check [FILE [DROPIN...]]\n"
 	      "       isospawnctl list [--json]\n"
 	      "       isospawnctl stop ID|UID\n"
 	      "       isospawnctl rule [USER]\n"
 	      "\n"
-	      "  check [FILE...]  parse the policy (" ISO_POLICY_PATH " and\n"
-	      "                   " ISO_POLICY_DIR "/*.conf, or the FILEs in order)\n"
-	      "                   with the helper's parser; one line per rule\n"
+	      "  check [FILE [DROPIN...]]\n"
+	      "                   parse the policy (" ISO_POLICY_PATH " and\n"
+	      "                   " ISO_POLICY_DIR "/*.conf, or the draft FILE and\n"
+	      "                   DROPINs) as the helper does; every error, then\n"
+	      "                   one line per rule with every value\n"
 	      "  list             live guests: the caller's own, or (root) everyone's\n"
 	      "  stop ID|UID      end a guest (ID as list shows it, or its uid) and\n"
 	      "                   everything it started: the caller's own, or (root) any\n"
@@ -71,27 +73,6 @@ static void usage(FILE *f)
 
 /* ---- Describing a rule ---- */
 
-/* A limit as isospawn.conf(5) writes it: 4G, 600, unlimited. */
-static void format_limit(enum iso_limit which, uint64_t value, char *buf, size_t n)
-{
-	static const char suffixes[] = "KMGT";
-	int in_bytes = iso_limit_in_bytes(which);
-	int s = 0;
-
-	if (value == UINT64_MAX) {
-		snprintf(buf, n, "unlimited");
-		return;
-	}
-	while (in_bytes && s < 4 && value != 0 && value % 1024 == 0) {
-		value /= 1024;
-		s++;
-	}
-	if (s == 0)
-		snprintf(buf, n, "%" PRIu64, value);
-	else
-		snprintf(buf, n, "%" PRIu64 "%c", value, suffixes[s - 1]);
-}
-
 static const char *network_word(const struct iso_rule *r)
 {
 	if (r->network_none_only)
@@ -99,49 +80,73 @@ static const char *network_word(const struct iso_rule *r)
 	return r->network_default == ISO_NETWORK_NONE ? "none" : "host";
 }
 
-/* "FILE:LINE: who: pool ..., programs ..., network ..., limits ..., timeout ..." */
+/* A list as a rule's line has it, or `otherwise` where it has none. */
+static void put_words(char *const *words, const char *otherwise)
+{
+	if (words == NULL || words[0] == NULL)
+		fputs(otherwise, stdout);
+	for (char *const *w = words; w != NULL && *w != NULL; w++)
+		printf("%s%s", w == words ? "" : " ", *w);
+}
+
+/* "FILE:LINE: who: pool ..., guests ..., and every other value", in the
+ * policy's own words. */
 static void summarize(const struct iso_rule *r)
 {
+	static const char *const seccomp[] = { "default", "strict", "none" };
+	static const char *const action[] = { "errno", "kill" };
+	static const char *const landlock[] = { "required", "optional", "off" };
+	static const char *const grants[] = { "none", "read", "read-write" };
+	static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
 	char value[32];
 
-	printf("%s:%u: %s: pool %" PRIu32 "-%" PRIu32 " (%" PRIu64 " uids), programs ", r->file,
-	       r->line, r->match_text, r->pool_first, r->pool_last,
-	       (uint64_t)r->pool_last - r->pool_first + 1);
-	if (r->programs_any)
-		fputs("any", stdout);
-	for (char **p = r->programs; *p != NULL; p++)
-		printf("%s%s", p == r->programs ? "" : " ", *p);
+	printf("%s:%u: %s: pool %" PRIu32 "-%" PRIu32 " (%" PRIu64 " uids), guests %d, programs ",
+	       r->file, r->line, r->match_text, r->pool_first, r->pool_last,
+	       (uint64_t)r->pool_last - r->pool_first + 1, r->guests_max);
+	put_words(r->programs_any ? NULL : r->programs, "any");
+	fputs(", overrides ", stdout);
+	put_words(r->overrides, r->overrides != NULL ? "none" : "any");
+	fputs(", allow-unsafe ", stdout);
+	put_words(r->unsafe_allowed, "none");
+	fputs(", forward ", stdout);
+	put_words(r->forward != NULL ? r->forward : (char **)forwarded, "none");
 	printf(", network %s, limits", network_word(r));
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
-		format_limit((enum iso_limit)i, r->ceiling[i], value, sizeof(value));
+		iso_limit_format(i, r->ceiling[i], value, sizeof(value));
 		printf(" %s=%s", iso_limit_name((enum iso_limit)i), value);
 	}
 	if (r->timeout_max_ms == 0 && r->timeout_default_ms == 0)
-		puts(", no timeout");
+		fputs(", no timeout", stdout);
+	else if (r->timeout_max_ms == 0)
+		printf(", timeout without ceiling (default %" PRIu64 " s)",
+		       r->timeout_default_ms / 1000);
 	else
-		printf(", timeout %" PRIu64 " s (default %" PRIu64 " s)\n",
-		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000);
+		printf(", timeout %" PRIu64 " s (default %" PRIu64 " s)", r->timeout_max_ms / 1000,
+		       r->timeout_default_ms / 1000);
+	printf(", seccomp %s %s, seccomp-deny ", seccomp[r->seccomp], action[r->seccomp_action]);
+	put_words(r->seccomp_deny, "none");
+	printf(", landlock %s (ABI %d or later), read ", landlock[r->landlock], r->landlock_min_abi);
+	put_words(r->read, "none");
+	fputs(", write ", stdout);
+	put_words(r->write, "none");
+	printf(", grants %s\n", grants[r->grants]);
 }
 
 /* The helper refuses a connection when a read or write path of the rule is
  * missing; say so now rather than at the first caller. */
-static int warn_missing_paths(const struct iso_rule *r)
+static void warn_missing_paths(const struct iso_rule *r)
 {
 	char **lists[] = { r->read, r->write };
 	const char *names[] = { "read", "write" };
 	struct stat st;
-	int problems = 0;
 
 	for (int l = 0; l < 2; l++)
 		for (char **p = lists[l]; *p != NULL; p++)
-			if (stat(*p, &st) < 0) {
+			if (stat(*p, &st) < 0)
 				fprintf(stderr,
 					"%s:%u: warning: %s path %s: %s: callers of this rule are "
 					"refused until it exists\n",
 					r->file, r->line, names[l], *p, strerror(errno));
-				problems++;
-			}
-	return problems;
 }
 
 /* A programs list is a boundary on code only where nobody but root can
@@ -215,7 +220,8 @@ static void warn_shadowed(const struct iso_policy *policy, size_t i)
 	for (size_t j = 0; j < i; j++) {
 		const struct iso_rule *above = &policy->rules[j];
 
-		if (above->match == r->match && above->id == r->id) {
+		if (above->match == r->match && above->id == r->id &&
+		    r->match != ISO_MATCH_NOBODY) {
 			fprintf(stderr, "%s:%u: warning: rule %s never decides: the rule at %s:%u "
 				"(%s) matches every caller it would, and the first match decides\n",
 				r->file, r->line, r->match_text, above->file, above->line,
@@ -236,7 +242,8 @@ static int pool_holding_account(const struct iso_policy *policy, uint32_t id, co
 		if (id >= r->pool_first && id <= r->pool_last) {
 			fprintf(stderr, "%s:%u: expected a pool without accounts, got '%" PRIu32 "-%"
 				PRIu32 "': %s %" PRIu32 " is the %s '%s' (the helper %s)\n",
-				r->file, r->pool_line, r->pool_first, r->pool_last,
+				r->at[ISO_KW_POOL].file, r->at[ISO_KW_POOL].line, r->pool_first,
+				r->pool_last,
 				kind[0] == 'u' ? "uid" : "gid", id, kind, name,
 				id == r->pool_first ? "refuses every caller of the rule, whose "
 				"template it builds as the pool's first uid" : "leases it to no guest");
@@ -267,102 +274,195 @@ static int pools_holding_accounts(const struct iso_policy *policy)
 	return found;
 }
 
+
 /* ---- check ---- */
 
-struct check {
-	int quiet;
-	int checked; /* ownership and modes checked (run as root) */
-	char *seen[ISO_POLICY_DROPINS_MAX + 2]; /* errors already printed */
-	size_t nseen;
-	int errors;
+struct member {
+	char name[LOGIN_NAME_MAX + 1];
 };
 
-static void report(struct check *c, const char *why)
+/* The members of group `gid` as the account services list them: those
+ * it names, and those whose primary group it is; at most max. */
+static size_t group_members(gid_t gid, struct member *v, size_t max)
 {
-	for (size_t i = 0; i < c->nseen; i++)
-		if (strcmp(c->seen[i], why) == 0)
-			return;
-	fprintf(stderr, "%s\n", why);
-	if (c->nseen < sizeof(c->seen) / sizeof(c->seen[0]))
-		c->seen[c->nseen++] = strdup(why);
-	c->errors++;
+	struct group *gr = getgrgid(gid);
+	struct passwd *pw;
+	size_t n = 0;
+
+	for (char **m = gr != NULL ? gr->gr_mem : NULL; m != NULL && *m != NULL && n < max; m++)
+		snprintf(v[n++].name, sizeof(v->name), "%s", *m);
+	setpwent();
+	while ((pw = getpwent()) != NULL && n < max)
+		if (pw->pw_gid == gid)
+			snprintf(v[n++].name, sizeof(v->name), "%s", pw->pw_name);
+	endpwent();
+	return n;
 }
 
-/* One file alone, for its own first error: one broken file must not hide
- * the errors of the others. */
-static void check_alone(struct check *c, const char *path, int may_include)
+static const char *group_name(gid_t gid, char *buf, size_t n)
 {
-	struct iso_policy one = { 0 };
+	struct group *gr = getgrgid(gid);
+
+	if (gr != NULL)
+		snprintf(buf, n, "%s", gr->gr_name);
+	else
+		snprintf(buf, n, "#%u", (unsigned)gid);
+	return buf;
+}
+
+static int has_member(const struct member *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Where the setuid helper's mode lets only one group execute it (4754
+ * root:isospawn, as installed; isospawn.socket is 0660 in that group), a
+ * member of a rule's group outside it reaches no helper: the rule seems
+ * to admit callers it never serves. */
+static void warn_members_outside(const struct iso_rule *r)
+{
+	static struct member in_rule[256], in_gate[256];
+	char names[8 * (LOGIN_NAME_MAX + 2) + 8] = "", gate_name[64];
+	size_t nrule, ngate, nout = 0;
+	gid_t gate;
+
+	if (r->match != ISO_MATCH_GROUP || iso__helper_group(&gate) <= 0 || gate == r->id)
+		return;
+	nrule = group_members(r->id, in_rule, COUNT(in_rule));
+	ngate = group_members(gate, in_gate, COUNT(in_gate));
+	for (size_t i = 0; i < nrule; i++) {
+		/* Once each: a member may be named and have it as its primary. */
+		if (has_member(in_gate, ngate, in_rule[i].name) ||
+		    has_member(in_rule, i, in_rule[i].name) || nout++ >= 8)
+			continue;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%.*s",
+			 nout > 1 ? ", " : "", LOGIN_NAME_MAX, in_rule[i].name);
+	}
+	if (nout > 0)
+		fprintf(stderr, "%s:%u: warning: %s has members outside group %s (%s%s): they "
+			"cannot run the setuid helper %s nor reach isospawn.socket; add them to "
+			"group %s\n", r->file, r->line, r->match_text,
+			group_name(gate, gate_name, sizeof(gate_name)), names,
+			nout > 8 ? ", ..." : "", iso__helper_path(), gate_name);
+}
+
+/* Without a syslog socket, syslog(3) drops every line without a word. */
+static void warn_no_syslog(const struct iso_policy *policy)
+{
+	struct stat st;
+
+	if (stat("/dev/log", &st) == 0 && S_ISSOCK(st.st_mode))
+		return;
+	if (policy->audit_log != NULL)
+		fprintf(stderr, "isospawnctl: warning: no syslog socket at /dev/log: the helper's "
+			"log reaches only its audit-log %s\n", policy->audit_log);
+	else
+		fprintf(stderr, "isospawnctl: warning: no syslog socket at /dev/log: the helper's "
+			"log is lost; name an audit-log file in the policy (isospawn.conf(5))\n");
+}
+
+/* The helper refuses every caller where it cannot append to the policy's
+ * audit-log (helper/log.c): its directory as safe as the policy's, the
+ * file, once it exists, a regular file of root's no one else may write. */
+static int check_audit_log(const char *policy_file, const char *path, int root)
+{
+	char dir[PATH_MAX], why[WHY_MAX], *slash;
+	struct stat st;
+
+	if (path == NULL || !root)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	slash[slash == dir ? 1 : 0] = '\0';
+	if (policy_check_path(dir, 1, why, sizeof(why)) < 0) {
+		/* why says what is wrong with the directory */
+	} else if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0; /* the helper creates it */
+		iso_why_errno(why, sizeof(why), "%s", path);
+	} else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, sizeof(why), "%s: expected a regular file of root's that no one else "
+			 "may write", path);
+	} else {
+		return 0;
+	}
+	fprintf(stderr, "%s: audit-log %s: %s: the helper refuses every caller until it can "
+		"append to it\n", policy_file, path, why);
+	return 1;
+}
+
+/* Drop-ins in the installed directory that the installed policy does not
+ * include: the helper never reads them. */
+static void warn_unread_dropins(const struct iso_policy *policy)
+{
 	char why[WHY_MAX];
-
-	if (policy_add_file(path, c->checked, may_include, &one, why, sizeof(why)) < 0)
-		report(c, why);
-	policy_free(&one);
-}
-
-/* The drop-ins of ISO_POLICY_DIR, each alone; warn when the policy does not
- * include them. */
-static void check_dropins(struct check *c, const struct iso_policy *all, int loaded)
-{
-	char why[WHY_MAX], file[PATH_MAX + NAME_MAX + 2];
 	struct dirent **list = NULL;
-	int count = policy_dropins(ISO_POLICY_DIR, &list, why, sizeof(why));
+	int count;
 
-	if (count < 0)
-		report(c, why);
+	if (policy->include != NULL && strcmp(policy->include, ISO_POLICY_DIR) == 0)
+		return;
+	count = policy_dropins(ISO_POLICY_DIR, &list, why, sizeof(why));
 	for (int i = 0; i < count; i++) {
-		snprintf(file, sizeof(file), "%s/%s", ISO_POLICY_DIR, list[i]->d_name);
-		check_alone(c, file, 0);
-		if (loaded && (all->include == NULL || strcmp(all->include, ISO_POLICY_DIR) != 0))
-			fprintf(stderr, "%s: warning: not read: %s has no 'include %s'\n", file,
-				ISO_POLICY_PATH, ISO_POLICY_DIR);
+		fprintf(stderr, "%s/%s: warning: not read: %s has no 'include %s'\n",
+			ISO_POLICY_DIR, list[i]->d_name, ISO_POLICY_PATH, ISO_POLICY_DIR);
 		free(list[i]);
 	}
 	free(list);
 }
 
+/*
+ * As visudo -c: every error of every file in one run, each in the helper's
+ * words; then, of a valid policy, each rule's every value and what would
+ * surprise its administrator. Without FILEs, the installed policy as the
+ * helper reads it; with them, FILE as a main file (a draft: where it lies
+ * is judged only in warnings) and each further one as a drop-in.
+ */
 static int cmd_check(int argc, char **argv, int quiet)
 {
-	struct check c = { .quiet = quiet, .checked = geteuid() == 0 };
-	struct iso_policy all = { 0 };
+	int root = geteuid() == 0, draft = argc > 0, problems = 0, rc;
+	struct iso_policy_report report = {
+		.flags = ISO_POLICY_COLLECT | (draft ? ISO_POLICY_DRAFT : 0) |
+			 (root ? 0 : ISO_POLICY_UNCHECKED),
+		.more = draft ? (const char *const *)argv + 1 : NULL,
+	};
+	const char *path = draft ? argv[0] : ISO_POLICY_PATH;
+	struct iso_policy all;
 	char why[WHY_MAX];
-	int rc = 0, accounts;
 
-	if (argc == 0) {
-		/* Exactly the helper's load: the main file and what it
-		 * includes, pools apart across all of them. */
-		rc = policy_add_file(ISO_POLICY_PATH, c.checked, 1, &all, why, sizeof(why));
-		if (rc < 0)
-			report(&c, why);
-		check_dropins(&c, &all, rc == 0);
-	} else {
-		for (int i = 0; i < argc; i++)
-			check_alone(&c, argv[i], 1);
-		for (int i = 0; i < argc && rc == 0; i++)
-			rc = policy_add_file(argv[i], c.checked, 1, &all, why, sizeof(why));
-		if (rc < 0)
-			report(&c, why);
-	}
-	accounts = pools_holding_accounts(&all);
+	rc = policy_load(path, &all, &report, why, sizeof(why));
+	for (size_t i = 0; i < report.nnotes; i++)
+		fprintf(stderr, "%s\n", report.notes[i]);
+	policy_report_free(&report);
+	if (rc == 0 && !draft)
+		warn_unread_dropins(&all);
+	problems += pools_holding_accounts(&all);
+	problems += check_audit_log(path, all.audit_log, root);
 	for (size_t i = 0; i < all.nrules; i++) {
 		if (!quiet)
 			summarize(&all.rules[i]);
 		warn_missing_paths(&all.rules[i]);
 		warn_shadowed(&all, i);
-		for (char **p = all.rules[i].programs; c.checked && p && *p; p++)
+		warn_members_outside(&all.rules[i]);
+		for (char **p = all.rules[i].programs; root && p && *p; p++)
 			warn_unsafe_program(&all.rules[i], *p);
 	}
-	if (!c.checked)
+	if (rc == 0)
+		warn_no_syslog(&all);
+	if (!root)
 		fprintf(stderr, "isospawnctl: not root: ownership and modes were not checked\n");
-	if (c.errors == 0 && accounts == 0 && !quiet)
+	if (rc == 0 && problems == 0 && !quiet)
 		printf("policy OK: %zu rule%s\n", all.nrules, all.nrules == 1 ? "" : "s");
-	else if (c.errors > 0)
+	else if (rc < 0 && draft)
+		fprintf(stderr, "isospawnctl: invalid: the helper would refuse every caller with "
+			"this policy\n");
+	else if (rc < 0)
 		fprintf(stderr, "isospawnctl: the policy is invalid: the helper refuses every "
 			"caller until it is fixed\n");
 	policy_free(&all);
-	for (size_t i = 0; i < c.nseen; i++)
-		free(c.seen[i]);
-	return c.errors == 0 && accounts == 0 ? 0 : EXIT_PROBLEM;
+	return rc == 0 && problems == 0 ? 0 : EXIT_PROBLEM;
 }
 
 /* ---- Guests: list and stop ---- */
@@ -408,7 +508,7 @@ static const char *shown(const char *program)
 {
 	static char buf[4 * ISO_WIRE_PATH_MAX + 1];
 
-	log_quote(buf, sizeof(buf), program);
+	iso_quote(buf, sizeof(buf), program);
 	return buf;
 }
 
@@ -576,7 +676,7 @@ static void print_rows(const struct rows *rows)
 		       shown(r->program));
 		fputs("             limits", stdout);
 		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
-			format_limit((enum iso_limit)l, r->limits[l], value, sizeof(value));
+			iso_limit_format(l, r->limits[l], value, sizeof(value));
 			printf(" %s=%s", iso_limit_name((enum iso_limit)l), value);
 		}
 		if (r->timeout_ms != 0)
@@ -661,69 +761,85 @@ static int cmd_stop(int argc, char **argv)
 
 /* ---- rule ---- */
 
-static void print_list(const char *key, char **words, const char *none)
+/* After a value the rule does not set itself: where it comes from. */
+static const char *from(const struct iso_origin *o)
 {
-	printf("  %-13s", key);
-	if (words == NULL || words[0] == NULL)
-		printf(" %s", none);
-	for (char **w = words; w != NULL && *w != NULL; w++)
-		printf(" %s", *w);
-	putchar('\n');
+	return o->by == ISO_SET_RULE ? "" : o->by == ISO_SET_DEFAULTS ? " (from defaults)"
+								       : " (built-in default)";
 }
 
-/* Every value the rule gives a guest, defaults included. */
+static void print_list(const char *key, char **words, const char *none,
+		       const struct iso_origin *o)
+{
+	printf("  %-13s ", key);
+	put_words(words, none);
+	printf("%s\n", from(o));
+}
+
+/* Every value the rule gives a guest, defaults included, and where each
+ * one it does not set comes from. */
 static void describe(const struct iso_rule *r)
 {
 	static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
 	static const char *const seccomp[] = { "default", "strict", "none" };
 	static const char *const landlock[] = { "required", "optional", "off" };
+	const struct iso_origin *at = r->at;
 	char value[32];
 
-	printf("rule at %s:%u, for %s\n", r->file, r->line, r->match_text);
+	printf("rule at %s:%u, for %s%s\n", r->file, r->line, r->match_text,
+	       r->match == ISO_MATCH_NOBODY ? " (no such account: it matches no one)" : "");
 	printf("  %-13s %" PRIu32 "-%" PRIu32 " (%" PRIu64 " uids)\n", "pool", r->pool_first,
 	       r->pool_last, (uint64_t)r->pool_last - r->pool_first + 1);
-	print_list("programs", r->programs_any ? NULL : r->programs, "any");
+	printf("  %-13s %d at once, over all of a caller's connections%s\n", "guests",
+	       r->guests_max, from(&at[ISO_KW_GUESTS]));
+	print_list("programs", r->programs_any ? NULL : r->programs, "any", &at[ISO_KW_PROGRAMS]);
 	print_list("overrides", r->overrides,
-		   r->overrides != NULL ? "none" : "any name that is not loader-level");
-	print_list("allow-unsafe", r->unsafe_allowed, "none");
-	print_list("forward", r->forward != NULL ? r->forward : (char **)forwarded, "none");
+		   r->overrides != NULL ? "none" : "any name that is not loader-level",
+		   &at[ISO_KW_OVERRIDES]);
+	print_list("allow-unsafe", r->unsafe_allowed, "none", &at[ISO_KW_ALLOW_UNSAFE]);
+	print_list("forward", r->forward != NULL ? r->forward : (char **)forwarded, "none",
+		   &at[ISO_KW_FORWARD]);
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
-		format_limit((enum iso_limit)i, r->ceiling[i], value, sizeof(value));
+		iso_limit_format(i, r->ceiling[i], value, sizeof(value));
 		printf("  limit %-7s %s%s\n", iso_limit_name((enum iso_limit)i), value,
-		       r->ceiling[i] == iso_default_ceiling[i] ? " (default)" : "");
+		       from(&r->limit_at[i]));
 	}
 	if (r->timeout_max_ms != 0)
-		printf("  %-13s at most %" PRIu64 " s; %" PRIu64 " s unless asked\n", "timeout",
-		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000);
+		printf("  %-13s at most %" PRIu64 " s; %" PRIu64 " s unless asked%s\n", "timeout",
+		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000, from(&at[ISO_KW_TIMEOUT]));
 	else if (r->timeout_default_ms != 0)
-		printf("  %-13s %" PRIu64 " s unless asked; no ceiling\n", "timeout",
-		       r->timeout_default_ms / 1000);
+		printf("  %-13s %" PRIu64 " s unless asked; no ceiling%s\n", "timeout",
+		       r->timeout_default_ms / 1000, from(&at[ISO_KW_TIMEOUT]));
 	else
-		printf("  %-13s none, and no ceiling\n", "timeout");
-	printf("  %-13s %s\n", "network", r->network_none_only ? "none (guests may not ask for host)"
+		printf("  %-13s none, and no ceiling%s\n", "timeout", from(&at[ISO_KW_TIMEOUT]));
+	printf("  %-13s %s%s\n", "network", r->network_none_only ? "none (guests may not ask for host)"
 	       : r->network_default == ISO_NETWORK_NONE ? "none (guests may ask for host)"
-	       : "host (guests may ask for none)");
-	printf("  %-13s %s, a denied call %s\n", "seccomp", seccomp[r->seccomp],
-	       r->seccomp_action == ISO_SECCOMP_KILL ? "kills the guest" : "fails with EPERM");
-	print_list("seccomp-deny", r->seccomp_deny, "none");
-	printf("  %-13s %s, ABI %d or later\n", "landlock", landlock[r->landlock],
-	       r->landlock_min_abi);
-	print_list("read", r->read, "none");
-	print_list("write", r->write, "none");
-	printf("  %-13s %s\n", "grants", r->grants == ISO_GRANTS_READ_WRITE
+	       : "host (guests may ask for none)", from(&at[ISO_KW_NETWORK]));
+	printf("  %-13s %s, a denied call %s%s\n", "seccomp", seccomp[r->seccomp],
+	       r->seccomp_action == ISO_SECCOMP_KILL ? "kills the guest" : "fails with EPERM",
+	       from(&at[r->at[ISO_KW_SECCOMP].by >= r->at[ISO_KW_SECCOMP_ACTION].by
+			? ISO_KW_SECCOMP : ISO_KW_SECCOMP_ACTION]));
+	print_list("seccomp-deny", r->seccomp_deny, "none", &at[ISO_KW_SECCOMP_DENY]);
+	printf("  %-13s %s, ABI %d or later%s\n", "landlock", landlock[r->landlock],
+	       r->landlock_min_abi, from(&at[r->at[ISO_KW_LANDLOCK].by >= r->at[ISO_KW_LANDLOCK_ABI].by
+					     ? ISO_KW_LANDLOCK : ISO_KW_LANDLOCK_ABI]));
+	print_list("read", r->read, "none", &at[ISO_KW_READ]);
+	print_list("write", r->write, "none", &at[ISO_KW_WRITE]);
+	printf("  %-13s %s%s\n", "grants", r->grants == ISO_GRANTS_READ_WRITE
 	       ? "read-write (callers lend what they open, for reading or writing)"
 	       : r->grants == ISO_GRANTS_READ ? "read (callers lend what they open, read-only)"
-	       : "none (callers lend nothing)");
+	       : "none (callers lend nothing)", from(&at[ISO_KW_GRANTS]));
 }
 
-/* The helper's RULE_TEXT, parsed here as the helper parsed it. */
+/* The helper's RULE_TEXT (the defaults the rule inherits, then the rule),
+ * parsed here as the helper parsed it. */
 static void got_rule(const struct iso_wire_msg *m, void *arg)
 {
 	const struct iso_wire_rule_text *t = &m->u.rule_text;
 	struct iso_policy *pol = arg;
 	char why[WHY_MAX];
 
-	if (policy_parse(t->text, strlen(t->text), t->file, pol, why, sizeof(why)) < 0 ||
+	if (policy_parse(t->text, strlen(t->text), t->file, pol, NULL, why, sizeof(why)) < 0 ||
 	    pol->nrules != 1) {
 		printf("rule at %s:%u, as written:\n%s\n", t->file, t->line, t->text);
 		die(EXIT_PROBLEM, "cannot read it here: %s", why);
@@ -755,7 +871,7 @@ static int cmd_rule(int argc, char **argv)
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
 		die(EXIT_PROBLEM, "%s: more than %zu groups", argv[0],
 		    COUNT(groups));
-	if (policy_load(ISO_POLICY_PATH, &pol, why, sizeof(why)) < 0)
+	if (policy_load(ISO_POLICY_PATH, &pol, NULL, why, sizeof(why)) < 0)
 		die(EXIT_PROBLEM, "%s", why);
 	if ((r = policy_match(&pol, pw->pw_uid, pw->pw_gid, groups, (size_t)ngroups)) == NULL)
 		die(EXIT_PROBLEM, "no rule in %s admits %s", ISO_POLICY_PATH, argv[0]);

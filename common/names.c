@@ -94,6 +94,25 @@ ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which, uint64_t 
 	return 0;
 }
 
+void iso_limit_format(int which, uint64_t value, char *buf, size_t n)
+{
+	static const char suffixes[] = "KMGT";
+	int s = 0;
+
+	if (value == UINT64_MAX) {
+		snprintf(buf, n, "unlimited");
+		return;
+	}
+	while (iso_limit_in_bytes(which) && s < 4 && value != 0 && value % 1024 == 0) {
+		value /= 1024;
+		s++;
+	}
+	if (s == 0)
+		snprintf(buf, n, "%llu", (unsigned long long)value);
+	else
+		snprintf(buf, n, "%llu%c", (unsigned long long)value, suffixes[s - 1]);
+}
+
 ISO_PUBLIC const char *iso_outcome_name(enum iso_outcome outcome)
 {
 	if ((unsigned)outcome >= COUNT(outcome_names))

@@ -1,6 +1,7 @@
 /*
- * util.c - shared primitives: reasons, the path normal form, descriptor
- * passing. Linked into the setuid helper: every line here runs as root.
+ * util.c - shared primitives: reasons, quoting, the path normal form,
+ * descriptor passing. Linked into the setuid helper: every line here runs
+ * as root.
  */
 #include "config.h"
 
@@ -54,6 +55,26 @@ int iso_why_errno(char *why, size_t n, const char *fmt, ...)
 		snprintf(why + used, n - used, ": %s", strerror(err));
 	}
 	return -err;
+}
+
+/* ---- Quoting --------------------------------------------------------- */
+
+void iso_quote(char *dst, size_t n, const char *src)
+{
+	size_t o = 0;
+
+	for (const unsigned char *s = (const unsigned char *)src; *s; s++) {
+		size_t len = *s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\' ? 4 : 1;
+
+		if (o + len >= n)
+			break;
+		if (len == 4)
+			snprintf(dst + o, n - o, "\\x%02x", *s);
+		else
+			dst[o] = (char)*s;
+		o += len;
+	}
+	dst[o] = '\0';
 }
 
 /* ---- Paths ---------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #define ISO_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "isospawn.h"
@@ -30,6 +31,14 @@ int iso_why(char *why, size_t n, int err, const char *fmt, ...)
  */
 int iso_why_errno(char *why, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ---- Quoting --------------------------------------------------------- */
+
+/* Copy src into dst (n bytes, n > 0) with '"', '\\' and the bytes below
+ * 0x20 and from 0x7f up escaped as \xHH, so that a caller-chosen string
+ * cannot forge a log line nor reach a terminal raw: the helper's log, its
+ * audit file and the CLIs quote every such string with it. */
+void iso_quote(char *dst, size_t n, const char *src);
 
 /* ---- Paths ---------------------------------------------------------- */
 
@@ -114,6 +123,11 @@ int iso_fd_above_stdio(int fd);
  * written with a suffix K, M, G or T; 0 for seconds (cpu) and counts
  * (nofile, nproc). common/names.c, beside the limits' names. */
 int iso_limit_in_bytes(int which);
+
+/* A limit's value as the policy writes it, so that iso_limit_parse()
+ * reads it back: "unlimited", a count or seconds in digits, bytes with the
+ * largest suffix that keeps it exact (4G, 1536M, 1000). */
+void iso_limit_format(int which, uint64_t value, char *buf, size_t n);
 
 /* The name of the file system whose statfs(2) f_type is `magic` ("ext4",
  * "nfs", ...), or, for one not in names.c's table, "type 0x..." in a static

@@ -1,6 +1,8 @@
 /*
- * fuzz_policy.c - libFuzzer target for the policy parser (helper/policy.c),
- * fed from a buffer as policy_load() feeds it from the file. Built by `make
+ * fuzz_policy.c - libFuzzer target for the policy parser (policy/policy.c),
+ * fed from a buffer as policy_load() feeds it from the file, read as the
+ * helper reads (stopping at the first error) and as isospawnctl check
+ * reads (collecting them all). Built by `make
  * fuzz`, run by scripts/fuzz; seeds in fuzz/corpus/policy (the shipped
  * etc/isospawn.conf, the test policy, and inputs at and just over every
  * bound of policy.h).
@@ -87,10 +89,26 @@ static void check_rule(const struct iso_policy *pol, size_t i)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct iso_policy pol;
-	char why[4096] = "";
-	int rc = policy_parse((const char *)data, size, "fuzz.conf", &pol, why, sizeof(why));
+	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT };
+	struct iso_policy pol, all;
+	char why[4096] = "", first[4096] = "";
+	int rc = policy_parse((const char *)data, size, "fuzz.conf", &pol, NULL, why, sizeof(why));
+	int collected = policy_parse((const char *)data, size, "fuzz.conf", &all, &report, first,
+				     sizeof(first));
 
+	/* One code path: collecting changes what is said after the first
+	 * error, never the verdict nor that first error; it keeps nothing
+	 * either, and notes within its bound, each naming the file. */
+	if (collected != rc || strcmp(why, first) != 0 || (rc < 0 && all.rules != NULL) ||
+	    (rc == 0) != (report.errors == 0) || report.errors > ISO_POLICY_ERRORS_MAX ||
+	    report.nnotes > ISO_POLICY_NOTES_MAX || (rc < 0 && strcmp(report.notes[0], why) != 0))
+		abort();
+	for (size_t i = 0; i < report.nnotes; i++)
+		if (strncmp(report.notes[i], "fuzz.conf:", 10) != 0 &&
+		    strcmp(report.notes[i], "too many errors: stopped reading") != 0)
+			abort();
+	policy_report_free(&report);
+	policy_free(&all);
 	if (rc < 0) {
 		if (rc != -EINVAL || strncmp(why, "fuzz.conf:", 10) != 0 ||
 		    pol.rules != NULL || pol.nrules != 0)

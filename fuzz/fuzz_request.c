@@ -72,7 +72,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (policy_parse(policy_text, sizeof(policy_text) - 1, "fuzz.conf", &policy, why,
+	if (policy_parse(policy_text, sizeof(policy_text) - 1, "fuzz.conf", &policy, NULL, why,
 			 sizeof(why)) < 0 ||
 	    policy.nrules != 3) {
 		fprintf(stderr, "fuzz_request: the fixed policy: %s\n", why);

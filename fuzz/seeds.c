@@ -500,6 +500,23 @@ static void policy_seeds(const char *srcdir)
 		snprintf(name, sizeof(name), "syscall-name-%d", 64 + over);
 		policy(name);
 	}
+	/* A defaults block every rule inherits, one overriding it, and the
+	 * audit log. */
+	add("audit-log /var/log/isospawn/audit.log\ndefaults {\n limit as 4G\n limit cpu 600\n"
+	    " timeout 3600 600\n network none\n guests 32\n overrides LANG TZ\n forward LANG\n"
+	    " seccomp default\n seccomp-action errno\n seccomp-deny keyctl\n landlock required\n"
+	    " landlock-abi 1\n grants read\n}\ninclude /nonexistent\n"
+	    "rule user:#1 {\n pool 1900000000-1900000009\n programs /bin/sh\n limit as 1G\n"
+	    " guests 2\n grants none\n}\n"
+	    "rule group:#100 {\n pool 1900000010-1900000019\n programs any\n}\n");
+	policy("defaults");
+	/* Errors on several lines, a rule left open and one in the defaults:
+	 * what a collecting read goes on past. */
+	add("defaults {\n pool 1-2\n guests 0\n}\ndefaults {\n}\n"
+	    "rule user:#1 {\n pool 5\n programs any\n network maybe\n"
+	    "rule user:#2 {\n pool 1900000000-1900000009\n programs /bin/sh\n}\n"
+	    "audit-log tmp/log\nbogus\n}\n");
+	policy("many-errors");
 	add("rule user:#1 {\npool 4294967293-4294967294\nprograms any\n}\n");
 	policy("pool-top");
 	add("rule user:#1 {\npool 4294967294-4294967295\nprograms any\n}\n");

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -98,7 +99,7 @@ static int prepare_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 	for (char **d = rule->seccomp_deny; d && *d; d++, names++)
 		if (!policy_syscall(*d))
 			return iso_why(why, n, EINVAL, "seccomp: unknown system call \"%s\" in "
-				       "the rule at line %u", *d, rule->line);
+				       "the rule at %s:%u", *d, rule->file, rule->line);
 	/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
 	max = names * 2 * DENY_CHECK_LEN + p->len;
 	if (max > BPF_MAXINSNS)
@@ -355,7 +356,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n)
 {
-	char gap[400], landlock[480] = "";
+	char gap[400], landlock[480] = "", where[PATH_MAX + 64];
 	int degraded, rc;
 
 	memset(c, 0, sizeof *c);
@@ -365,8 +366,9 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
 			     c->landlock_abi, &degraded);
 	if (rc < 0)
-		return iso_why(why, n, -rc, "landlock: %s; the rule at line %u requires it", gap,
-			       rule->line);
+		return iso_why(why, n, -rc, "landlock: %s; required by %s", gap,
+			       policy_where(rule, c->landlock_abi > 0 ? ISO_KW_LANDLOCK_ABI
+					    : ISO_KW_LANDLOCK, 0, where, sizeof where));
 	c->landlock_on = rc;
 	if (degraded)
 		snprintf(landlock, sizeof landlock, "landlock: %s; running %s as the policy allows; ",

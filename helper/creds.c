@@ -47,6 +47,7 @@
 
 #include "creds.h"
 #include "lease.h"
+#include "log.h"
 #include "util.h"
 
 #define CALLER_DIR ISO_STATE_DIR "/callers"
@@ -289,7 +290,7 @@ int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, siz
 		rc = getgrgid_r(id, &gr, buf, sizeof(buf), &group);
 	if (rc == 0 && user == NULL && group == NULL)
 		return 0;
-	syslog(LOG_ERR, "pool-account uid=%u rule=%s:%u", (unsigned)id, rule->file, rule->line);
+	log_event(LOG_ERR, "pool-account uid=%u rule=%s:%u", (unsigned)id, rule->file, rule->line);
 	if (rc != 0)
 		return iso_why(why, n, EACCES, "pool uid %u of the rule at %s:%u: cannot tell "
 			       "whether it is an account's id (%s)", (unsigned)id, rule->file,

@@ -98,8 +98,8 @@ static int reply(struct iso_server *srv, const struct iso_wire_msg *msg, int fd)
 	struct iso_outq *q, **tail;
 
 	if (len < 0)
-		syslog(LOG_ERR, "internal: cannot encode reply type %d: %s",
-		       msg->type, strerror((int)-len));
+		log_event(LOG_ERR, "internal: cannot encode reply type %d: %s",
+			  msg->type, strerror((int)-len));
 	if (len < 0 || srv->noutq >= OUTQ_MAX || !(q = malloc(sizeof(*q) + (size_t)len))) {
 		iso_close_fds(&fd, 1);
 		return len < 0 ? (int)len : -ENOBUFS;
@@ -124,11 +124,11 @@ static void refuse(struct iso_server *srv, uint32_t id, int err,
 
 	m.u.refused.err = (uint32_t)(err < 0 ? -err : err);
 	m.u.refused.message = reason;
-	log_quote(qprog, sizeof(qprog), program ? program : "-");
-	log_quote(qwhy, sizeof(qwhy), reason);
-	syslog(LOG_NOTICE, "refuse id=%u caller=%u rule=%s:%u"
-	       " program=\"%s\" reason=\"%s\"", id, (unsigned)srv->caller.uid,
-	       srv->rule->file, srv->rule->line, qprog, qwhy);
+	iso_quote(qprog, sizeof(qprog), program ? program : "-");
+	iso_quote(qwhy, sizeof(qwhy), reason);
+	log_event(LOG_NOTICE, "refuse id=%u caller=%s rule=%s:%u"
+		  " program=\"%s\" reason=\"%s\"", id, log_caller(),
+		  srv->rule->file, srv->rule->line, qprog, qwhy);
 	(void)reply(srv, &m, -1);
 }
 
@@ -233,12 +233,12 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	}
 	write_record(srv, slot, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
-	log_quote(qprog, sizeof(qprog), req->program);
-	syslog(LOG_INFO, "spawn id=%u caller=%u rule=%s:%u"
-	       " program=\"%s\" overrides=%s guest_uid=%u pid=%d network=%s",
-	       id, (unsigned)srv->caller.uid, srv->rule->file, srv->rule->line, qprog,
-	       names, (unsigned)slot->child.lease.uid, (int)slot->child.pid,
-	       plan.network_none ? "none" : "host");
+	iso_quote(qprog, sizeof(qprog), req->program);
+	log_event(LOG_INFO, "spawn id=%u caller=%s rule=%s:%u"
+		  " program=\"%s\" overrides=%s guest_uid=%u pid=%d network=%s",
+		  id, log_caller(), srv->rule->file, srv->rule->line, qprog,
+		  names, (unsigned)slot->child.lease.uid, (int)slot->child.pid,
+		  plan.network_none ? "none" : "host");
 	plan_release(&plan);
 	m.u.spawned.pid = (uint32_t)slot->child.pid;
 	m.u.spawned.uid = (uint32_t)slot->child.lease.uid;
@@ -256,8 +256,8 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 	 * can never reach a recycled pid. */
 	if (!g)
 		return;
-	syslog(LOG_INFO, "kill id=%u caller=%u guest_uid=%u signal=%u", id,
-	       (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid, sig);
+	log_event(LOG_INFO, "kill id=%u caller=%s guest_uid=%u signal=%u", id,
+		  log_caller(), (unsigned)g->child.lease.uid, sig);
 	/* SIGSTOP would stop the reaper (signalled from outside its PID
 	 * namespace, pid 1 stops like any process), and with it the guest's
 	 * deadline: it goes as a queued SIGTSTP, which the reaper turns into
@@ -304,8 +304,8 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 		refuse(srv, id, ESRCH, NULL, why);
 		return;
 	}
-	syslog(LOG_INFO, "stop caller=%u guest=%u.%u guest_uid=%u", (unsigned)srv->caller.uid,
-	       g->helper, srv->msg.id, uid);
+	log_event(LOG_INFO, "stop caller=%s guest=%u.%u guest_uid=%u", log_caller(),
+		  g->helper, srv->msg.id, uid);
 	(void)reply(srv, &done, -1);
 }
 
@@ -342,10 +342,10 @@ static void tell(struct iso_server *srv, struct iso_guest_slot *g,
 		ex->limit_hit = ISO_LIMIT_FSIZE;
 	if (ex->limit_hit >= 0)
 		ex->outcome = ISO_OUTCOME_LIMIT;
-	syslog(LOG_INFO, "exit id=%u caller=%u guest_uid=%u outcome=%s code=%u wall_ms=%llu",
-	       g->id, (unsigned)srv->caller.uid, (unsigned)g->child.lease.uid,
-	       iso_outcome_name((enum iso_outcome)ex->outcome), ex->code,
-	       (unsigned long long)(ex->wall_us / 1000));
+	log_event(LOG_INFO, "exit id=%u caller=%s guest_uid=%u outcome=%s code=%u wall_ms=%llu",
+		  g->id, log_caller(), (unsigned)g->child.lease.uid,
+		  iso_outcome_name((enum iso_outcome)ex->outcome), ex->code,
+		  (unsigned long long)(ex->wall_us / 1000));
 	(void)reply(srv, m, -1);
 }
 
@@ -480,7 +480,7 @@ int server_run(struct iso_server *srv)
 	while (serving) {
 		int nev = epoll_wait(srv->epfd, evs, 64, -1);
 		if (nev < 0 && errno != EINTR) {
-			syslog(LOG_ERR, "epoll_wait: %s", strerror(errno));
+			log_event(LOG_ERR, "epoll_wait: %s", strerror(errno));
 			break;
 		}
 		for (int i = 0; i < nev && serving; i++) {
@@ -505,8 +505,8 @@ int server_run(struct iso_server *srv)
 		if (srv->noutq >= OUTQ_MAX)
 			serving = 0;
 	}
-	syslog(LOG_INFO, "disconnect caller=%u live_guests=%zu",
-	       (unsigned)srv->caller.uid, srv->nlive);
+	log_event(LOG_INFO, "disconnect caller=%s live_guests=%zu",
+		  log_caller(), srv->nlive);
 	shutdown_all(srv);
 	return ISO_HELPER_EXIT_OK;
 }

@@ -39,15 +39,28 @@ static int refuse_client(int err, const char *why, const char *told)
 {
 	char qwhy[4 * 512];
 
-	log_quote(qwhy, sizeof(qwhy), why);
-	syslog(LOG_NOTICE, "refuse-connect caller=%u reason=\"%s\"",
-	       (unsigned)server.caller.uid, qwhy);
+	iso_quote(qwhy, sizeof(qwhy), why);
+	log_event(LOG_NOTICE, "refuse-connect caller=%s reason=\"%s\"",
+		  log_caller(), qwhy);
 	(void)server_hello(&server, err, told != NULL ? told : why);
 	return ISO_HELPER_EXIT_REFUSED;
 }
 
+/* What the policy says besides its verdict (a drop-in's rule for an
+ * account that is gone matches no one): for the administrator. */
+static void log_warnings(const struct iso_policy_report *report)
+{
+	char q[4 * 512];
+
+	for (size_t i = 0; i < report->nnotes; i++) {
+		iso_quote(q, sizeof(q), report->notes[i]);
+		log_event(LOG_WARNING, "policy-warning reason=\"%s\"", q);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	struct iso_policy_report report = { 0 };
 	char why[512];
 	int rc;
 
@@ -63,15 +76,25 @@ int main(int argc, char **argv)
 	openlog("isospawn-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
 	if (server_init(&server, ISO_HELPER_FD, why, sizeof(why)) < 0)
 		return early_refusal(why);
-	if ((rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why))) < 0 ||
-	    (rc = hygiene_cgroup(why, sizeof(why))) < 0 ||
+	rc = caller_identify(ISO_HELPER_FD, &server.caller, why, sizeof(why));
+	log_caller_set(server.caller.uid);
+	if (rc < 0 || (rc = hygiene_cgroup(why, sizeof(why))) < 0 ||
 	    (rc = hygiene_sched(why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);
 	/* The reason goes to the log only: it may quote a line of a drop-in the
 	 * caller may not read. */
-	if ((rc = policy_load(ISO_POLICY_PATH, &server.policy, why, sizeof(why))) < 0)
+	rc = policy_load(ISO_POLICY_PATH, &server.policy, &report, why, sizeof(why));
+	log_warnings(&report);
+	policy_report_free(&report);
+	if (rc < 0)
 		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why, "the policy is invalid; "
 				     "an administrator can run isospawnctl check");
+	/* Every line from here on is in the audit file too, or the caller is
+	 * not served: an audit trail is never silently lost. */
+	if (server.policy.audit_log != NULL &&
+	    log_audit_open(server.policy.audit_log, why, sizeof(why)) < 0)
+		return refuse_client(EPERM, why, "the audit log cannot be written; an administrator "
+				     "can run isospawnctl check");
 	server.rule = policy_match(&server.policy, server.caller.uid,
 				   server.caller.gid, server.caller.groups,
 				   server.caller.ngroups);
@@ -91,9 +114,9 @@ int main(int argc, char **argv)
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);
-	syslog(LOG_INFO, "connect caller=%u rule=%s:%u landlock_abi=%d",
-	       (unsigned)server.caller.uid, server.rule->file, server.rule->line,
-	       server.confine.landlock_abi);
+	log_event(LOG_INFO, "connect caller=%s rule=%s:%u landlock_abi=%d",
+		  log_caller(), server.rule->file, server.rule->line,
+		  server.confine.landlock_abi);
 	if (server_hello(&server, 0, NULL) < 0)
 		return ISO_HELPER_EXIT_FAILED;
 	return server_run(&server);

@@ -2,13 +2,21 @@
  * request.c - decide whether a decoded SPAWN request may run, and how.
  *
  * The request has passed the codec (well-formed, bounded); here it meets
- * the caller's rule. Every refusal names what was refused and the rule; a
- * refused request allocates nothing and changes nothing.
+ * the caller's rule. Every refusal names what was refused in the caller's
+ * terms (a limit as the policy spells it, a timeout in seconds) and the
+ * line of the policy that decides it, with the keyword that would allow
+ * it (policy_where()); a refused request allocates nothing and changes
+ * nothing.
  */
+
+/* Room for "FILE:LINE (KEYWORD)". */
+#define WHERE_MAX (PATH_MAX + 64)
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,8 +42,8 @@ static const char *const reserved[] = { "/proc", "/dev", "/.iso", NULL };
 static int check_grants(const struct iso_rule *rule, const char *const *paths,
 			int write, char *why, size_t n)
 {
-	static const char *const modes[] = { "none", "read", "read-write" };
 	const char *kind = write ? "write" : "read";
+	char where[WHERE_MAX];
 
 	for (; *paths; paths++) {
 		const char *p = *paths;
@@ -47,9 +55,8 @@ static int check_grants(const struct iso_rule *rule, const char *const *paths,
 			return iso_why(why, n, EINVAL, "%s grant %s: the guest's tree keeps /, /proc, "
 				       "/dev and /.iso for itself", kind, p);
 		if (rule->grants < (write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ))
-			return iso_why(why, n, EACCES, "%s grant of %s not allowed by the rule at "
-				       "%s:%u ('grants %s')", kind, p, rule->file, rule->line,
-				       modes[rule->grants]);
+			return iso_why(why, n, EACCES, "%s grant of %s not allowed by %s", kind, p,
+				       policy_where(rule, ISO_KW_GRANTS, 0, where, sizeof(where)));
 	}
 	return 0;
 }
@@ -87,10 +94,25 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 	return 0;
 }
 
+/* Milliseconds as the API's seconds: "90", "1.5". */
+static const char *seconds(uint64_t ms, char *buf, size_t n)
+{
+	int len = snprintf(buf, n, "%llu.%03llu", (unsigned long long)(ms / 1000),
+			   (unsigned long long)(ms % 1000));
+
+	while (buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (buf[len - 1] == '.')
+		buf[len - 1] = '\0';
+	return buf;
+}
+
 static int decide_limits(const struct iso_rule *rule,
 			 const struct iso_wire_spawn *req, struct iso_plan *plan,
 			 char *why, size_t n)
 {
+	char asked[32], ceiling[32], where[WHERE_MAX];
+
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++) {
 		plan->limits[i] = rule->ceiling[i];
 		if (!(req->limits_set & (1u << i)))
@@ -102,41 +124,72 @@ static int decide_limits(const struct iso_rule *rule,
 				       iso_limit_name((enum iso_limit)i));
 		/* Refuse rather than lower: a guest silently given less than
 		 * it asked for fails later in a way nobody can explain. */
-		if (req->limits[i] > rule->ceiling[i])
-			return iso_why(why, n, EACCES,
-				       "limit %s=%llu is above the ceiling %llu of the rule at line %u",
-				       iso_limit_name((enum iso_limit)i),
-				       (unsigned long long)req->limits[i],
-				       (unsigned long long)rule->ceiling[i], rule->line);
+		if (req->limits[i] > rule->ceiling[i]) {
+			iso_limit_format(i, req->limits[i], asked, sizeof(asked));
+			iso_limit_format(i, rule->ceiling[i], ceiling, sizeof(ceiling));
+			return iso_why(why, n, EACCES, "limit %s=%s is above the ceiling %s=%s of %s",
+				       iso_limit_name((enum iso_limit)i), asked,
+				       iso_limit_name((enum iso_limit)i), ceiling,
+				       policy_where(rule, ISO_KW_LIMIT, i, where, sizeof(where)));
+		}
 		plan->limits[i] = req->limits[i];
 	}
 	/* No timeout at all: only where the rule sets no ceiling. */
 	if (req->timeout_ms == ISO_TIMEOUT_NONE) {
 		plan->timeout_ms = 0;
 		return rule->timeout_max_ms == 0 ? 0
-		       : iso_why(why, n, EACCES, "no timeout is not allowed by the rule at line "
-				 "%u: its timeout is at most %llu s", rule->line,
-				 (unsigned long long)(rule->timeout_max_ms / 1000));
+		       : iso_why(why, n, EACCES, "no timeout is not allowed by %s: its timeout is at "
+				 "most %s s", policy_where(rule, ISO_KW_TIMEOUT, 0, where, sizeof(where)),
+				 seconds(rule->timeout_max_ms, ceiling, sizeof(ceiling)));
 	}
 	/* The policy's own bound on timeouts (366 days) also bounds a rule
 	 * without a ceiling, so deadlines cannot overflow. */
 	if (req->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000)
-		return iso_why(why, n, EINVAL, "timeout %llu ms is longer than 366 days",
-			       (unsigned long long)req->timeout_ms);
+		return iso_why(why, n, EINVAL, "timeout %s s is longer than 366 days",
+			       seconds(req->timeout_ms, asked, sizeof(asked)));
 	if (rule->timeout_max_ms && req->timeout_ms > rule->timeout_max_ms)
-		return iso_why(why, n, EACCES,
-			       "timeout %llu ms is above the ceiling %llu ms of the rule at line %u",
-			       (unsigned long long)req->timeout_ms,
-			       (unsigned long long)rule->timeout_max_ms, rule->line);
+		return iso_why(why, n, EACCES, "timeout %s s is above the ceiling %s s of %s",
+			       seconds(req->timeout_ms, asked, sizeof(asked)),
+			       seconds(rule->timeout_max_ms, ceiling, sizeof(ceiling)),
+			       policy_where(rule, ISO_KW_TIMEOUT, 0, where, sizeof(where)));
 	/* Under a ceiling the policy's DEFAULT is 1 s to the ceiling. */
 	plan->timeout_ms = req->timeout_ms ? req->timeout_ms : rule->timeout_default_ms;
 	return 0;
+}
+
+/* The environment's refusals end "by policy" (env.c): here, the line of
+ * it, with the keyword that would allow the variable. */
+static int env_refusal(const struct iso_rule *rule, int rc, char *why, size_t n)
+{
+	static const struct {
+		const char *says;
+		enum iso_keyword kw;
+	} by[] = {
+		{ "loader-level variable not allowed by policy", ISO_KW_ALLOW_UNSAFE },
+		{ "not forwarded by policy", ISO_KW_FORWARD },
+		{ "not allowed by policy", ISO_KW_OVERRIDES },
+		{ "unless the policy lists it", ISO_KW_OVERRIDES },
+	};
+	size_t len = strlen(why);
+	char where[WHERE_MAX];
+
+	for (size_t i = 0; i < COUNT(by); i++) {
+		size_t says = strlen(by[i].says);
+
+		if (len >= says && strcmp(why + len - says, by[i].says) == 0) {
+			snprintf(why + len, n - len, ": %s",
+				 policy_where(rule, by[i].kw, 0, where, sizeof(where)));
+			break;
+		}
+	}
+	return rc == -EPERM ? -EACCES : rc;
 }
 
 int request_decide(const struct iso_rule *rule,
 		   const struct iso_wire_spawn *req, struct iso_plan *plan,
 		   char *why, size_t n)
 {
+	char where[WHERE_MAX];
 	struct iso_env_rules env_rules = {
 		.forward = (const char *const *)rule->forward,
 		.overrides = (const char *const *)rule->overrides,
@@ -150,14 +203,14 @@ int request_decide(const struct iso_rule *rule,
 		return iso_why(why, n, EINVAL,
 			       "program must be an absolute path without '.' or '..' components");
 	if (!rule->programs_any && !in_list((const char *const *)rule->programs, req->program, 0))
-		return iso_why(why, n, EACCES, "program %s is not allowed by the rule at line %u",
-			       req->program, rule->line);
+		return iso_why(why, n, EACCES, "program %s is not allowed by %s", req->program,
+			       policy_where(rule, ISO_KW_PROGRAMS, 0, where, sizeof(where)));
 	if ((rc = decide_limits(rule, req, plan, why, n)) < 0)
 		return rc;
 
 	if (req->network == ISO_NETWORK_HOST && rule->network_none_only)
-		return iso_why(why, n, EACCES, "network host is not allowed by the rule at line %u",
-			       rule->line);
+		return iso_why(why, n, EACCES, "network host is not allowed by %s",
+			       policy_where(rule, ISO_KW_NETWORK, 0, where, sizeof(where)));
 	plan->network_none = req->network == ISO_NETWORK_NONE ||
 		(req->network == ISO_NETWORK_DEFAULT &&
 		 rule->network_default == ISO_NETWORK_NONE);
@@ -176,7 +229,7 @@ int request_decide(const struct iso_rule *rule,
 				   (rule->programs_any ? 0 : ISO_ENV_PROGRAMS_RESTRICTED),
 			   &plan->envp, why, n);
 	if (rc < 0)
-		return rc == -EPERM ? -EACCES : rc;
+		return env_refusal(rule, rc, why, n);
 
 	plan->program = req->program;
 	plan->argv = req->argv;

@@ -684,9 +684,9 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	if (ex->outcome == ISO_OUTCOME_FAILED) {
 		/* A failure to start: logged, its reason kept in child. */
 		rep.reason[sizeof(rep.reason) - 1] = '\0';
-		log_quote(qwhy, sizeof(qwhy), rep.reason);
-		syslog(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"",
-		       id, (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
+		iso_quote(qwhy, sizeof(qwhy), rep.reason);
+		log_event(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"",
+			  id, (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
 		memcpy(child->reason, rep.reason, sizeof(child->reason));
 		ex->reason = child->reason;
 	}

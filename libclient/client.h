@@ -132,6 +132,14 @@ uint32_t iso__next_id(iso_conn *conn);
  * with iso_last_error() set. */
 long iso__encode(iso_conn *conn);
 
+/* The setuid helper this process starts: ISOSPAWN_HELPER (unless the
+ * caller is setuid), else the installed one. */
+const char *iso__helper_path(void);
+
+/* 1 with *gid set when that helper's mode lets only its group execute it
+ * (4754 root:isospawn, as installed), else 0. */
+int iso__helper_group(gid_t *gid);
+
 /* guest.c */
 /* Unlink a handle from its connection and release it; sends nothing. */
 void iso__guest_release(iso_guest *guest);

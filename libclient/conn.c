@@ -15,6 +15,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -353,11 +355,50 @@ static int size_buffers(const int sv[2])
 }
 
 /* ISOSPAWN_HELPER (for tests), or the installed helper. */
-static const char *helper_path(void)
+const char *iso__helper_path(void)
 {
 	const char *path = secure_getenv("ISOSPAWN_HELPER");
 
 	return path != NULL && path[0] != '\0' ? path : ISO_HELPER_PATH;
+}
+
+int iso__helper_group(gid_t *gid)
+{
+	struct stat st;
+
+	if (stat(iso__helper_path(), &st) < 0 || st.st_uid != 0 || !(st.st_mode & S_ISUID) ||
+	    !(st.st_mode & S_IXGRP) || (st.st_mode & S_IXOTH))
+		return 0;
+	*gid = st.st_gid;
+	return 1;
+}
+
+/* " — is USER in group GROUP?" into buf where the helper's mode lets
+ * only that group execute it and the caller is not in it: the reason an
+ * exec fails with EACCES that a newcomer meets first. Else "". */
+static void not_in_group(char *buf, size_t n)
+{
+	gid_t gate, groups[256];
+	int ng = getgroups(256, groups);
+	char names[4096], user[64], group[64];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+
+	buf[0] = '\0';
+	if (!iso__helper_group(&gate) || getegid() == gate)
+		return;
+	for (int i = 0; i < ng; i++)
+		if (groups[i] == gate)
+			return;
+	if (getpwuid_r(geteuid(), &pw, names, sizeof(names), &pwp) == 0 && pwp != NULL)
+		snprintf(user, sizeof(user), "%s", pw.pw_name);
+	else
+		snprintf(user, sizeof(user), "uid %u", (unsigned)geteuid());
+	if (getgrgid_r(gate, &gr, names, sizeof(names), &grp) == 0 && grp != NULL)
+		snprintf(group, sizeof(group), "%s", gr.gr_name);
+	else
+		snprintf(group, sizeof(group), "#%u", (unsigned)gate);
+	snprintf(buf, n, " — is %s in group %s?", user, group);
 }
 
 /*
@@ -368,7 +409,7 @@ static const char *helper_path(void)
 static int why_not_root(int rc)
 {
 	static const char head[] = "isospawn-helper is not running as root";
-	const char *path = helper_path();
+	const char *path = iso__helper_path();
 	struct stat st;
 	struct statvfs fs;
 
@@ -412,8 +453,9 @@ static int open_helper_pidfd(iso_conn *conn)
 
 static int spawn_helper(iso_conn *conn, int helper_end)
 {
-	const char *path = helper_path();
+	const char *path = iso__helper_path();
 	char *const argv[] = { (char *)"isospawn-helper", NULL };
+	char hint[160];
 	char *const envp[] = { NULL };
 	posix_spawn_file_actions_t actions;
 	posix_spawnattr_t attr;
@@ -464,8 +506,9 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 		return iso__fail(-ENOENT, "isospawn-helper not found at %s",
 				 path);
 	case EACCES:
-		return iso__fail(-EACCES, "cannot execute isospawn-helper at %s: %s",
-				 path, strerror(rc));
+		not_in_group(hint, sizeof(hint));
+		return iso__fail(-EACCES, "cannot execute isospawn-helper at %s: %s%s",
+				 path, strerror(rc), hint);
 	case ENOMEM:
 	case EAGAIN:
 		return iso__fail(-ENOMEM, "starting isospawn-helper at %s: %s",

@@ -1032,8 +1032,8 @@ START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
 	if (pid == 0) {
 		become(T_CALLER);
 		run_cli(none, NULL, &r);
-		_exit(r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by the rule")
-		      ? 0 : 1);
+		_exit(r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by ") &&
+		      strstr(r.err, " (timeout): its timeout is at most ") ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,

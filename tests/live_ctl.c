@@ -257,17 +257,25 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":7: user:#65534: pool %s (50 uids), programs "
-					"any, network none, limits cpu=3600 as=8G nofile=1024 "
-					"nproc=64 fsize=4G stack=8M scratch=256M shm=64M, timeout "
-					"120 s (default 60 s)\n",
+	/* Every value, guests included, in the policy's own words. */
+	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":7: user:#65534: pool %s (50 uids), guests 64, "
+					"programs any, overrides any, allow-unsafe none, forward "
+					"PYTHONPATH PYTHONHOME LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE "
+					"PYTHONIOENCODING PYTHONUTF8 TMPDIR, network none, limits "
+					"cpu=3600 as=8G nofile=1024 nproc=64 fsize=4G stack=8M "
+					"scratch=256M shm=64M, timeout 120 s (default 60 s), seccomp "
+					"default errno, seccomp-deny none, landlock required (ABI 1 "
+					"or later), read none, write none, grants read\n",
 					pool(1900102000, 1900102049))),
 		      "%s", o.out);
 	/* A rule that says nothing of network or timeout: the safe defaults. */
 	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":17: user:#4000040: pool %s (50 uids), "
-					"programs " T_PROBE ", network none, limits cpu=3600 "
+					"guests 64, programs " T_PROBE ", overrides FOO, "
+					"allow-unsafe none, forward PYTHONPATH PYTHONHOME "
+					"LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE PYTHONIOENCODING "
+					"PYTHONUTF8 TMPDIR, network none, limits cpu=3600 "
 					"as=8G nofile=1024 nproc=512 fsize=4G stack=8M "
-					"scratch=256M shm=64M, timeout 3600 s (default 600 s)\n",
+					"scratch=256M shm=64M, timeout 3600 s (default 600 s), ",
 					pool(1900102050, 1900102099))),
 		      "%s", o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
@@ -347,7 +355,8 @@ START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_cal
 	read_dev_log(sock, log, sizeof(log));
 	ck_assert_int_eq(rc, -EIO);
 	ck_assert_str_eq(iso_last_error(), POLICY_INVALID);
-	ck_assert_msg(strstr(log, "refuse-connect caller=65534 reason=\"") &&
+	ck_assert_msg(strstr(log, fmt("refuse-connect caller=65534(%s) reason=\"",
+				      getpwuid(T_CALLER)->pw_name)) &&
 		      strstr(log, expected), "log: %s", log);
 }
 END_TEST
@@ -520,6 +529,313 @@ START_TEST(live_ctl_check_of_named_files_finds_pools_overlapping_across_them)
 					  "pool %s of the rule at " CTL_POLICY ":7, got '%s'",
 					  pool(1900102000, 1900102049),
 					  pool(1900102040, 1900102060))), "%s", o.err);
+}
+END_TEST
+
+/* ---- As visudo -c: every error at once, drafts, accounts that are gone ---- */
+
+/* `text` as a file of root's, 0644, in /tmp: a draft where the helper
+ * would refuse a policy. */
+static void write_draft(char *path, size_t n, const char *text)
+{
+	int fd;
+
+	snprintf(path, n, "/tmp/isospawn-draft.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
+	close(fd);
+}
+
+/* How many lines of `text` begin with `prefix`. */
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *l = text; *l != '\0'; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
+		n += strncmp(l, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+/* A draft anywhere is read as the helper would read it installed: each of
+ * its three errors, one line each, in one run; where it lies is a warning,
+ * and nothing is said of the installed policy. */
+START_TEST(live_ctl_check_of_a_draft_prints_each_of_its_three_errors)
+{
+	char draft[64], text[1024], where[128];
+	struct out o;
+
+	snprintf(text, sizeof(text), "rule user:#4000041 {\npool %s\nprograms any\nnetwork maybe\n}\n"
+		 "rule user:#4000042 {\npool %s\nprograms /usr/bin/curl\n}\n",
+		 pool(1900102101, 1900102100), pool(1900102110, 1900102119));
+	write_draft(draft, sizeof(draft), text);
+	ctl((const char *[]){ "check", draft, NULL }, &o);
+	unlink(draft);
+	ck_assert_int_eq(o.status, 1);
+	snprintf(where, sizeof(where), "%s:", draft);
+	/* Its three errors, and the warning about its place. */
+	ck_assert_msg(count_lines(o.err, where) == 4, "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:2: expected FIRST <= LAST after 'pool', got '%s'",
+					  draft, pool(1900102101, 1900102100))), "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:4: expected 'host', 'none' or 'none-only' after "
+					  "'network', got 'maybe'", draft)), "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s:9: expected 'overrides NAME...' or 'overrides none' "
+					  "in the rule opened at line 6", draft)), "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
+					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+	ck_assert_msg(has_line(o.err, "isospawnctl: invalid: the helper would refuse every caller "
+				      "with this policy"), "%s", o.err);
+	ck_assert_ptr_null(strstr(o.err, "the policy is invalid"));
+
+	/* A good draft checks, with the same warning about its place. */
+	snprintf(text, sizeof(text), "rule user:#4000041 {\npool %s\nprograms any\n}\n",
+		 pool(1900102100, 1900102109));
+	write_draft(draft, sizeof(draft), text);
+	ctl((const char *[]){ "check", draft, NULL }, &o);
+	unlink(draft);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.out, "policy OK: 1 rule"), "%s", o.out);
+	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
+					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+}
+END_TEST
+
+/* A drop-in naming an account that is gone (its package removed) makes
+ * that rule match no one, said by check and logged by the helper; every
+ * other caller is served as before. */
+START_TEST(live_ctl_dropin_for_a_deleted_user_leaves_other_rules_working)
+{
+	const char *warning = CTL_DROPINS "/50-gone.conf:1: warning: no user "
+			      "'isospawn-deleted-user': the rule matches no one";
+	char log[8192];
+	iso_conn *c;
+	struct out o;
+	int sock;
+
+	write_root_file(CTL_DROPINS "/50-gone.conf",
+			fmt("rule user:isospawn-deleted-user {\npool %s\nprograms any\n}\n",
+			    pool(1900102100, 1900102109)), 0644);
+	ctl((const char *[]){ "check", NULL }, &o);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.err, warning), "%s", o.err);
+	ck_assert_msg(has_line(o.out, "policy OK: 4 rules"), "%s", o.out);
+	sock = private_dev_log();
+	become_ctl(T_CALLER);
+	c = open_conn();
+	iso_close(c);
+	read_dev_log(sock, log, sizeof(log));
+	ck_assert_msg(strstr(log, fmt("policy-warning reason=\"%s\"", warning)), "log: %s", log);
+}
+END_TEST
+
+/* What a rule inherits from the defaults block, and what it sets itself,
+ * as check shows it. */
+START_TEST(live_ctl_check_shows_what_a_rule_inherits_from_the_defaults)
+{
+	char draft[64], text[1024];
+	struct out o;
+
+	snprintf(text, sizeof(text), "defaults {\nlimit as 2G\nguests 5\n}\n"
+		 "rule user:#4000041 {\npool %s\nprograms any\nguests 3\n}\n",
+		 pool(1900102100, 1900102109));
+	write_draft(draft, sizeof(draft), text);
+	ctl((const char *[]){ "check", draft, NULL }, &o);
+	unlink(draft);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(strstr(o.out, ", guests 3, ") && strstr(o.out, " as=2G "), "%s", o.out);
+}
+END_TEST
+
+/* The lines the helper logs reach the policy's audit-log too, root's and
+ * 0600, each with its time and the helper's pid, and name the caller by
+ * user name as well as uid. */
+START_TEST(live_ctl_audit_log_gets_every_line_with_the_callers_name)
+{
+	const char *argv[] = { T_PROBE, "exit", "3", NULL };
+	struct passwd *pw = getpwuid(T_CALLER);
+	char log[8192], text[65536] = "", who[128];
+	struct stat st;
+	off_t start;
+	int sock, status, fd;
+	pid_t pid;
+	ssize_t got;
+
+	ck_assert_ptr_nonnull(pw);
+	snprintf(who, sizeof(who), "caller=%u(%s) ", T_CALLER, pw->pw_name);
+	start = stat(CTL "/audit.log", &st) == 0 ? st.st_size : 0;
+	sock = private_dev_log();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct run r;
+		iso_conn *c;
+
+		become_ctl(T_CALLER);
+		c = open_conn();
+		run_guest(c, argv, NULL, NULL, NULL, &r);
+		iso_close(c);
+		_exit(r.spawn_rc == 0 && r.exit_code == 3 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "guest: %d", status);
+	usleep(200000); /* the helper's last lines, after its client went */
+	read_dev_log(sock, log, sizeof(log));
+	ck_assert_int_eq(stat(CTL "/audit.log", &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 0600,
+		      "mode %o uid %u", (unsigned)st.st_mode, (unsigned)st.st_uid);
+	fd = open(CTL "/audit.log", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	got = pread(fd, text, sizeof(text) - 1, start);
+	close(fd);
+	ck_assert_int_gt(got, 0);
+	text[got] = '\0';
+	for (const char *event = "connect \0spawn \0exit \0disconnect \0"; *event;
+	     event += strlen(event) + 1) {
+		const char *line = strstr(text, fmt("]: %s", event));
+		char day[16], time[16];
+		int helper;
+
+		ck_assert_msg(line != NULL, "no %s line: %s", event, text);
+		while (line > text && line[-1] != '\n')
+			line--;
+		ck_assert_msg(sscanf(line, "%10[0-9-]T%8[0-9:]Z isospawn-helper[%d]: ", day, time,
+				     &helper) == 3, "%s", line);
+		ck_assert_msg(strstr(line, who) != NULL && strstr(line, who) < strchr(line, '\n'),
+			      "%.200s", line);
+		/* The same line went to syslog. */
+		ck_assert_msg(strstr(log, fmt("%.*s", (int)(strchr(line, '\n') - strstr(line, "]: ") - 3),
+					     strstr(line, "]: ") + 3)), "not in syslog: %.200s\n%s",
+			      line, log);
+	}
+}
+END_TEST
+
+/* Where no syslog daemon listens, the helper's lines are lost but for the
+ * audit-log: check says so. */
+START_TEST(live_ctl_check_says_when_no_syslog_socket_listens)
+{
+	char draft[64], text[256];
+	struct out o;
+	int sock = private_dev_log();
+
+	ctl((const char *[]){ "check", NULL }, &o);
+	ck_assert_msg(strstr(o.err, "syslog") == NULL, "%s", o.err);
+	close(sock);
+	ck_assert_int_eq(unlink("/dev/log"), 0);
+	ctl((const char *[]){ "check", NULL }, &o);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.err, "isospawnctl: warning: no syslog socket at /dev/log: the "
+				      "helper's log reaches only its audit-log " CTL "/audit.log"),
+		      "%s", o.err);
+	snprintf(text, sizeof(text), "rule user:#4000041 {\npool %s\nprograms any\n}\n",
+		 pool(1900102100, 1900102109));
+	write_draft(draft, sizeof(draft), text);
+	ctl((const char *[]){ "check", draft, NULL }, &o);
+	unlink(draft);
+	ck_assert_msg(has_line(o.err, "isospawnctl: warning: no syslog socket at /dev/log: the "
+				      "helper's log is lost; name an audit-log file in the policy "
+				      "(isospawn.conf(5))"), "%s", o.err);
+}
+END_TEST
+
+/* An audit-log the helper cannot append to: check says why, and the
+ * helper serves no one rather than lose the trail. */
+START_TEST(live_ctl_audit_log_that_cannot_be_written_refuses_every_caller)
+{
+	char expected[512];
+	iso_conn *c = NULL;
+	struct out o;
+	int rc;
+
+	ck_assert_int_eq(rename(CTL "/audit.log", CTL "/audit.log.kept"), 0);
+	ck_assert_int_eq(symlink("/dev/null", CTL "/audit.log"), 0);
+	ctl((const char *[]){ "check", NULL }, &o);
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_ctl(T_CALLER);
+		rc = iso_open(&c);
+		_exit(rc == -EACCES && strcmp(iso_last_error(), "the audit log cannot be written; "
+					     "an administrator can run isospawnctl check") == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &rc, 0), pid);
+	unlink(CTL "/audit.log");
+	ck_assert_int_eq(rename(CTL "/audit.log.kept", CTL "/audit.log"), 0);
+	ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "the caller was not refused so");
+	ck_assert_int_eq(o.status, 1);
+	snprintf(expected, sizeof(expected), CTL_POLICY ": audit-log " CTL "/audit.log: " CTL
+		 "/audit.log: expected a regular file of root's that no one else may write: the "
+		 "helper refuses every caller until it can append to it");
+	ck_assert_msg(has_line(o.err, expected), "%s", o.err);
+}
+END_TEST
+
+/* Groups of the test's own, in a private mount namespace: t-staff (nobody
+ * and root) and t-gate (root only), over a copy of /etc/group. */
+#define STAFF_GID 4000160u
+#define GATE_GID 4000161u
+#define CTL_GATED CTL "/isospawn-helper-gated"
+
+static void private_groups(void)
+{
+	char copy[128], line[1024];
+	FILE *in, *out;
+
+	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+		      "private mount namespace: %s", strerror(errno));
+	snprintf(copy, sizeof(copy), CTL "/group.%d", (int)getpid());
+	ck_assert_ptr_nonnull(in = fopen("/etc/group", "re"));
+	ck_assert_ptr_nonnull(out = fopen(copy, "we"));
+	while (fgets(line, sizeof(line), in) != NULL)
+		fputs(line, out);
+	fprintf(out, "t-staff:x:%u:nobody,root\nt-gate:x:%u:root\n", STAFF_GID, GATE_GID);
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+	ck_assert_int_eq(chmod(copy, 0644), 0);
+	ck_assert_msg(mount(copy, "/etc/group", NULL, MS_BIND, NULL) == 0, "bind: %s",
+		      strerror(errno));
+	unlink(copy);
+	/* The helper as installed: setuid, runnable by its group only. */
+	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-ctl", CTL_GATED, 0755);
+	ck_assert_int_eq(chown(CTL_GATED, 0, GATE_GID), 0);
+	ck_assert_int_eq(chmod(CTL_GATED, 04750), 0);
+}
+
+/* Only the members of the helper's group may run it (4754
+ * root:isospawn): check warns of a rule whose group has others, and the
+ * library tells such a caller what is wrong. */
+START_TEST(live_ctl_members_outside_the_helpers_group_are_told)
+{
+	const char *argv[] = { CTL_TOOL, "check", NULL };
+	const char *envp[] = { "PATH=/usr/bin:/bin", "ISOSPAWN_HELPER=" CTL_GATED, NULL };
+	iso_conn *c = NULL;
+	struct out o;
+	int rc;
+
+	private_groups();
+	write_root_file(CTL_DROPINS "/60-staff.conf",
+			fmt("rule group:t-staff {\npool %s\nprograms any\n}\n",
+			    pool(1900102100, 1900102109)), 0644);
+	run(argv, envp, &o);
+	unlink(CTL_GATED);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.err, CTL_DROPINS "/60-staff.conf:1: warning: group:t-staff has "
+				      "members outside group t-gate (nobody): they cannot run the "
+				      "setuid helper " CTL_GATED " nor reach isospawn.socket; add "
+				      "them to group t-gate"), "%s", o.err);
+	/* The rule for the helper's own group draws no warning. */
+	ck_assert_ptr_null(strstr(o.err, "60-gate"));
+
+	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-ctl", CTL_GATED, 0755);
+	ck_assert_int_eq(chown(CTL_GATED, 0, GATE_GID), 0);
+	ck_assert_int_eq(chmod(CTL_GATED, 04750), 0);
+	become(T_CALLER);
+	setenv("ISOSPAWN_HELPER", CTL_GATED, 1);
+	rc = iso_open(&c);
+	ck_assert_int_eq(rc, -EACCES);
+	ck_assert_str_eq(iso_last_error(), "cannot execute isospawn-helper at " CTL_GATED
+			 ": Permission denied \u2014 is nobody in group t-gate?");
 }
 END_TEST
 
@@ -940,11 +1256,14 @@ START_TEST(live_ctl_rule_shows_the_callers_rule_only)
 	ck_assert_msg(strstr(o.out, fmt("  pool          %s (50 uids)\n",
 					pool(1900102000, 1900102049))), "%s", o.out);
 	ck_assert_msg(strstr(o.out, "  limit nproc   64\n") &&
-		      strstr(o.out, "  limit cpu     3600 (default)\n") &&
+		      strstr(o.out, "  limit cpu     3600 (built-in default)\n") &&
+		      strstr(o.out, "  guests        64 at once, over all of a caller's connections "
+				    "(from defaults)\n") &&
 		      strstr(o.out, "  timeout       at most 120 s; 60 s unless asked\n") &&
 		      strstr(o.out, "  network       none (guests may ask for host)\n") &&
 		      strstr(o.out, "  grants        read (callers lend what they open, read-only)\n") &&
-		      strstr(o.out, "  overrides     any name that is not loader-level\n"),
+		      strstr(o.out, "  overrides     any name that is not loader-level (built-in "
+				    "default)\n"),
 		      "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "4000040") && !strstr(o.out, "FOO") &&
 		      !strstr(o.out, pool(1900102050, 1900102099)), "%s", o.out);
@@ -1309,6 +1628,13 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_restricted_programs_without_an_overrides_list_are_refused);
 	tcase_add_test(policy, live_ctl_check_warns_about_programs_paths_others_may_change);
 	tcase_add_test(policy, live_ctl_check_warns_about_a_rule_an_earlier_rule_shadows);
+	tcase_add_test(policy, live_ctl_check_of_a_draft_prints_each_of_its_three_errors);
+	tcase_add_test(policy, live_ctl_dropin_for_a_deleted_user_leaves_other_rules_working);
+	tcase_add_test(policy, live_ctl_check_shows_what_a_rule_inherits_from_the_defaults);
+	tcase_add_test(policy, live_ctl_audit_log_gets_every_line_with_the_callers_name);
+	tcase_add_test(policy, live_ctl_check_says_when_no_syslog_socket_listens);
+	tcase_add_test(policy, live_ctl_audit_log_that_cannot_be_written_refuses_every_caller);
+	tcase_add_test(policy, live_ctl_members_outside_the_helpers_group_are_told);
 	tcase_add_test(not_root, live_ctl_no_new_privs_caller_is_told_in_one_line);
 	tcase_add_test(not_root, live_ctl_helper_without_setuid_bit_is_told);
 	tcase_add_test(not_root, live_ctl_helper_on_nosuid_mount_is_told);

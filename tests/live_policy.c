@@ -1,7 +1,9 @@
 /*
  * live_policy.c - policy_check_path() and policy_load() on real files
- * (helper/policy.c): owners, modes, symbolic links and sizes of the policy
- * file, its directories and the drop-in files it includes. Root, to own and chown them. Each check builds
+ * (policy/policy.c): owners, modes, symbolic links and sizes of the policy
+ * file, its directories and the drop-in files it includes; a collecting
+ * read, drafts, and what a drop-in may not hold. Root, to own and chown
+ * them. Each check builds
  * its tree in a /var/lib of its own (a tmpfs in the check's own mount
  * namespace), so runs at once do not meet and nothing is left behind.
  */
@@ -175,7 +177,7 @@ START_TEST(load_good_file)
 	int rc;
 
 	why[0] = '\0';
-	rc = policy_load(ROOT_DIR "/good.conf", &pol, why, sizeof(why));
+	rc = policy_load(ROOT_DIR "/good.conf", &pol, NULL, why, sizeof(why));
 	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
 	ck_assert_uint_eq(pol.nrules, 1);
 	ck_assert_uint_eq(pol.rules[0].pool_first, 1900000010);
@@ -185,7 +187,7 @@ END_TEST
 START_TEST(load_refuses_writable_file)
 {
 	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0646), 0);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, why,
+	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, NULL, why,
 				     sizeof(why)),
 			 -EPERM);
 	ck_assert_ptr_null(pol.rules);
@@ -196,7 +198,7 @@ END_TEST
 START_TEST(load_names_file_in_errors)
 {
 	write_file(ROOT_DIR "/bad.conf", "rule user:#1 {\npool 0-1\n", 0644);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/bad.conf", &pol, why,
+	ck_assert_int_eq(policy_load(ROOT_DIR "/bad.conf", &pol, NULL, why,
 				     sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, ROOT_DIR "/bad.conf:2: expected a pool "
@@ -214,7 +216,7 @@ START_TEST(load_refuses_oversized_file)
 	text[ISO_POLICY_FILE_MAX + 1] = '\0';
 	write_file(ROOT_DIR "/big.conf", text, 0644);
 	free(text);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/big.conf", &pol, why,
+	ck_assert_int_eq(policy_load(ROOT_DIR "/big.conf", &pol, NULL, why,
 				     sizeof(why)),
 			 -EINVAL);
 	ck_assert_msg(strstr(why, ROOT_DIR "/big.conf: expected at most 65536 "
@@ -243,7 +245,7 @@ static int load(void)
 		   "include " DROPINS "\n"
 		   "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n", 0644);
 	why[0] = '\0';
-	return policy_load(MAIN, &pol, why, sizeof(why));
+	return policy_load(MAIN, &pol, NULL, why, sizeof(why));
 }
 
 static void load_refused(int code, const char *reason)
@@ -375,18 +377,189 @@ START_TEST(load_refuses_too_many_dropins)
 }
 END_TEST
 
-START_TEST(add_file_unchecked_reads_a_writable_file)
+/* A reader that may not examine owners (isospawnctl check run by a
+ * caller) reads a file the helper would refuse; the helper's read does
+ * not. */
+START_TEST(unchecked_load_reads_a_writable_file)
 {
+	struct iso_policy_report report = { .flags = ISO_POLICY_UNCHECKED };
 	int rc;
 
 	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0666), 0);
-	memset(&pol, 0, sizeof(pol));
-	rc = policy_add_file(ROOT_DIR "/good.conf", 0, 0, &pol, why, sizeof(why));
+	rc = policy_load(ROOT_DIR "/good.conf", &pol, &report, why, sizeof(why));
 	ck_assert_msg(rc == 0, "rc %d: %s", rc, why);
 	ck_assert_uint_eq(pol.nrules, 1);
-	ck_assert_int_eq(policy_add_file(ROOT_DIR "/good.conf", 1, 0, &pol, why, sizeof(why)),
-			 -EPERM);
+	policy_free(&pol);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, NULL, why, sizeof(why)), -EPERM);
 	ck_assert_uint_eq(pol.nrules, 0);
+	policy_report_free(&report);
+}
+END_TEST
+
+/* As visudo -c: a collecting read notes every error of every file, the
+ * main file's and each drop-in's, in the order read, and keeps nothing;
+ * the helper's read stops at the first, the same one. */
+START_TEST(collecting_load_notes_every_error_of_every_file)
+{
+	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT };
+	int rc;
+
+	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
+			 "network maybe\n}\ninclude " DROPINS "\nbogus\n", 0644);
+	dropin("a.conf", "rule user:#2 {\npool 5\nprograms any\n}\n", 0644);
+	dropin("b.conf", "rule user:#3 {\npool 1900000015-1900000016\nprograms any\n}\n", 0644);
+	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_ptr_null(pol.rules);
+	ck_assert_uint_eq(report.errors, 4);
+	ck_assert_uint_eq(report.nnotes, 4);
+	ck_assert_str_eq(report.notes[0], MAIN ":4: expected 'host', 'none' or 'none-only' after "
+					  "'network', got 'maybe'");
+	ck_assert_str_eq(report.notes[1], MAIN ":7: expected 'rule', 'defaults', 'include' or "
+					  "'audit-log', got 'bogus'");
+	ck_assert_str_eq(report.notes[2], DROPINS "/a.conf:2: expected FIRST-LAST (two uids "
+					  "from 1 to 4294967294) after 'pool', got '5'");
+	ck_assert_str_eq(report.notes[3], DROPINS "/b.conf:2: expected a pool apart from the "
+					  "pool 1900000010-1900000019 of the rule at " MAIN ":1, got "
+					  "'1900000015-1900000016'");
+	ck_assert_str_eq(why, report.notes[0]);
+	policy_report_free(&report);
+	why[0] = '\0';
+	ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, MAIN ":4: expected 'host', 'none' or 'none-only' after 'network', "
+			      "got 'maybe'");
+}
+END_TEST
+
+/* A collecting read stops at its bound, and says so. */
+START_TEST(collecting_load_stops_at_its_bound)
+{
+	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT };
+	char text[4096] = "";
+
+	for (int i = 0; i < ISO_POLICY_ERRORS_MAX + 10; i++)
+		strcat(text, "bogus\n");
+	write_file(MAIN, text, 0644);
+	ck_assert_int_eq(policy_load(MAIN, &pol, &report, why, sizeof(why)), -EINVAL);
+	ck_assert_uint_eq(report.errors, ISO_POLICY_ERRORS_MAX);
+	ck_assert_uint_eq(report.nnotes, ISO_POLICY_ERRORS_MAX + 1);
+	ck_assert_str_eq(report.notes[ISO_POLICY_ERRORS_MAX], "too many errors: stopped reading");
+	policy_report_free(&report);
+}
+END_TEST
+
+/* A drop-in's rule for an account that is gone (its package removed)
+ * matches no one, keeps its pool, and is said in a warning; the other
+ * rules serve their callers. In the main file the same is an error. */
+START_TEST(dropin_rule_of_a_missing_account_matches_no_one)
+{
+	struct iso_policy_report report = { 0 };
+	int rc;
+
+	dropin("a.conf", "rule user:isospawn-no-such-user {\npool 1900000020-1900000029\n"
+			 "programs any\n}\nrule group:isospawn-no-such-group {\n"
+			 "pool 1900000030-1900000039\nprograms any\n}\n", 0644);
+	dropin("b.conf", "rule user:#2 {\npool 1900000025-1900000025\nprograms any\n}\n", 0644);
+	/* Its pool is still its own. */
+	ck_assert_int_eq(load(), -EINVAL);
+	ck_assert_msg(strstr(why, DROPINS "/b.conf:2: expected a pool apart from the pool "
+			     "1900000020-1900000029 of the rule at " DROPINS "/a.conf:1") != NULL,
+		      "%s", why);
+	dropin("b.conf", "rule user:#2 {\npool 1900000040-1900000049\nprograms any\n}\n", 0644);
+	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
+			 "include " DROPINS "\n", 0644);
+	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
+	ck_assert_msg(rc == 0, "%s", why);
+	ck_assert_uint_eq(pol.nrules, 4);
+	ck_assert_int_eq(pol.rules[1].match, ISO_MATCH_NOBODY);
+	ck_assert_int_eq(pol.rules[2].match, ISO_MATCH_NOBODY);
+	ck_assert_uint_eq(report.warnings, 2);
+	ck_assert_str_eq(report.notes[0], DROPINS "/a.conf:1: warning: no user "
+					  "'isospawn-no-such-user': the rule matches no one");
+	ck_assert_str_eq(report.notes[1], DROPINS "/a.conf:5: warning: no group "
+					  "'isospawn-no-such-group': the rule matches no one");
+	ck_assert_ptr_eq(policy_match(&pol, 1, 1, NULL, 0), &pol.rules[0]);
+	ck_assert_ptr_eq(policy_match(&pol, 2, 2, NULL, 0), &pol.rules[3]);
+	ck_assert_ptr_null(policy_match(&pol, 0, 0, NULL, 0));
+	policy_report_free(&report);
+	policy_free(&pol);
+	write_file(MAIN, "rule user:isospawn-no-such-user {\npool 1900000010-1900000019\n"
+			 "programs any\n}\n", 0644);
+	ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, MAIN ":1: expected an existing user, got 'isospawn-no-such-user'");
+}
+END_TEST
+
+/* The main file's defaults reach the drop-ins' rules too; a drop-in holds
+ * rules only. */
+START_TEST(dropin_rules_inherit_the_defaults_and_hold_rules_only)
+{
+	int rc;
+
+	write_file(MAIN, "defaults {\nlimit as 2G\nguests 3\n}\ninclude " DROPINS "\n", 0644);
+	dropin("a.conf", "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n"
+			 "guests 5\n}\n", 0644);
+	rc = policy_load(MAIN, &pol, NULL, why, sizeof(why));
+	ck_assert_msg(rc == 0, "%s", why);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], 2ull << 30);
+	ck_assert_str_eq(pol.rules[0].limit_at[ISO_LIMIT_AS].file, MAIN);
+	ck_assert_uint_eq(pol.rules[0].limit_at[ISO_LIMIT_AS].line, 2);
+	ck_assert_int_eq(pol.rules[0].guests_max, 5);
+	ck_assert_str_eq(pol.rules[0].text, "defaults {\nlimit as 2G\nguests 3\n}\n"
+					    "rule user:#2 {\npool 1900000020-1900000029\n"
+					    "programs any\nguests 5\n}");
+	policy_free(&pol);
+	for (int i = 0; i < 3; i++) {
+		static const char *const top[] = { "defaults {", "include /x", "audit-log /x" };
+		char text[128];
+
+		snprintf(text, sizeof(text), "%s\n", top[i]);
+		dropin("a.conf", text, 0644);
+		snprintf(text, sizeof(text), DROPINS "/a.conf:1: expected 'rule', got '%.*s' (a "
+			 "drop-in holds rules only)", (int)strcspn(top[i], " "), top[i]);
+		ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
+		ck_assert_str_eq(why, text);
+	}
+}
+END_TEST
+
+/* isospawnctl check of a draft: where it lies is the helper's concern
+ * only once it is installed, so it is a warning; what it says is checked
+ * in full. More files are read as drop-ins after the included ones. */
+START_TEST(draft_place_is_a_warning_and_more_files_are_dropins)
+{
+	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT | ISO_POLICY_DRAFT };
+	const char *const more[] = { ROOT_DIR "/extra.conf", NULL };
+	int rc;
+
+	dropin("a.conf", "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n}\n", 0644);
+	write_file(ROOT_DIR "/extra.conf",
+		   "rule user:#3 {\npool 1900000030-1900000039\nprograms any\n}\n", 0664);
+	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
+			 "include " DROPINS "\n"
+			 "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n", 0646);
+	report.more = more;
+	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
+	ck_assert_msg(rc == 0, "%s", why);
+	ck_assert_uint_eq(report.errors, 0);
+	ck_assert_uint_eq(report.warnings, 2);
+	ck_assert_str_eq(report.notes[0], MAIN ": warning: would be refused once installed there: "
+					  MAIN ": mode 0646 is writable by others");
+	ck_assert_str_eq(report.notes[1], ROOT_DIR "/extra.conf: warning: would be refused once "
+					  "installed there: " ROOT_DIR "/extra.conf: mode 0664 is "
+					  "writable by its group");
+	ck_assert_uint_eq(pol.nrules, 4);
+	ck_assert_uint_eq(pol.rules[1].id, 2);
+	ck_assert_uint_eq(pol.rules[2].id, 3);
+	ck_assert_uint_eq(pol.rules[3].id, 9);
+	policy_report_free(&report);
+	policy_free(&pol);
+	/* Its meaning is checked as the helper's: an error stays one. */
+	report = (struct iso_policy_report){ .flags = ISO_POLICY_COLLECT | ISO_POLICY_DRAFT };
+	write_file(MAIN, "rule user:#1 {\npool 0-1\nprograms any\n}\n", 0646);
+	ck_assert_int_eq(policy_load(MAIN, &pol, &report, why, sizeof(why)), -EINVAL);
+	ck_assert_uint_eq(report.errors, 1);
+	policy_report_free(&report);
 }
 END_TEST
 
@@ -422,7 +595,12 @@ static Suite *policy_files_suite(void)
 	tcase_add_test(root, load_refuses_writable_dropin_dir_even_empty);
 	tcase_add_test(root, load_refuses_dropin_dir_that_is_a_file);
 	tcase_add_test(root, load_refuses_too_many_dropins);
-	tcase_add_test(root, add_file_unchecked_reads_a_writable_file);
+	tcase_add_test(root, unchecked_load_reads_a_writable_file);
+	tcase_add_test(root, collecting_load_notes_every_error_of_every_file);
+	tcase_add_test(root, collecting_load_stops_at_its_bound);
+	tcase_add_test(root, dropin_rule_of_a_missing_account_matches_no_one);
+	tcase_add_test(root, dropin_rules_inherit_the_defaults_and_hold_rules_only);
+	tcase_add_test(root, draft_place_is_a_warning_and_more_files_are_dropins);
 	suite_add_tcase(s, root);
 	return s;
 }

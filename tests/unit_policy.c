@@ -1,5 +1,5 @@
 /*
- * unit_policy.c - the policy parser and matcher (helper/policy.c), no
+ * unit_policy.c - the policy parser and matcher (policy/policy.c), no
  * privilege needed. The checks of the file and its directories, which need
  * root to own and chown them, are in live_policy.c.
  */
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "util.h"
 
 #define NAME "test.conf"
 #define NOBODY 65534
@@ -28,7 +29,7 @@ static struct iso_policy pol;
 static int parse_len(const char *text, size_t len)
 {
 	why[0] = '\0';
-	return policy_parse(text, len, NAME, &pol, why, sizeof(why));
+	return policy_parse(text, len, NAME, &pol, NULL, why, sizeof(why));
 }
 
 static int parse(const char *text)
@@ -581,7 +582,7 @@ END_TEST
 START_TEST(include_only_once)
 {
 	refused("include /nonexistent/a\ninclude /nonexistent/b\n",
-		NAME ":2: expected 'rule', got 'include'");
+		NAME ":2: expected one 'include', got a second (first at line 1)");
 }
 END_TEST
 
@@ -594,7 +595,8 @@ END_TEST
 
 START_TEST(unknown_top_level_word_names_include)
 {
-	refused("rules user:#1 {\n", NAME ":1: expected 'rule' or 'include', got 'rules'");
+	refused("rules user:#1 {\n", NAME ":1: expected 'rule', 'defaults', 'include' or "
+				   "'audit-log', got 'rules'");
 }
 END_TEST
 
@@ -1128,7 +1130,8 @@ END_TEST
 
 START_TEST(stray_closing_brace)
 {
-	refused("# nothing open\n}\n", NAME ":2: expected 'rule' or 'include', got '}'");
+	refused("# nothing open\n}\n", NAME ":2: expected 'rule', 'defaults', 'include' or "
+				     "'audit-log', got '}'");
 }
 END_TEST
 
@@ -1210,6 +1213,177 @@ START_TEST(failure_releases_earlier_rules)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Defaults, audit-log, collecting                                      */
+
+#define DEFAULTS "defaults {\n\tlimit as 2G\n\tlimit cpu 60\n\ttimeout 100 50\n" \
+	"\tnetwork host\n\tguests 7\n\toverrides FOO BAR\n\tforward LANG\n" \
+	"\tseccomp strict\n\tseccomp-action kill\n\tseccomp-deny ptrace\n" \
+	"\tlandlock optional\n\tlandlock-abi 2\n\tgrants read\n}\n"
+
+/* Every rule below a defaults block starts from it, so that a rule
+ * written below the shipped one does not get looser built-in values; what
+ * a rule says itself wins, a limit at a time; and each value knows where
+ * it was set. */
+START_TEST(rules_inherit_the_defaults_and_override_them)
+{
+	const struct iso_rule *a, *b;
+	char where[256];
+
+	accepted(DEFAULTS
+		 "rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh\n}\n"
+		 "rule user:#2 {\npool 1900000020-1900000029\nprograms any\nlimit as 1G\n"
+		 "overrides none\nnetwork none\nguests 2\ngrants none\ntimeout 0\n"
+		 "seccomp default\nseccomp-deny mount\nforward none\n}\n");
+	a = &pol.rules[0];
+	b = &pol.rules[1];
+	ck_assert_uint_eq(a->ceiling[ISO_LIMIT_AS], 2ull << 30);
+	ck_assert_uint_eq(a->ceiling[ISO_LIMIT_CPU], 60);
+	ck_assert_uint_eq(a->ceiling[ISO_LIMIT_NOFILE], iso_default_ceiling[ISO_LIMIT_NOFILE]);
+	ck_assert_uint_eq(a->timeout_max_ms, 100000);
+	ck_assert_uint_eq(a->timeout_default_ms, 50000);
+	ck_assert_int_eq(a->network_default, ISO_NETWORK_HOST);
+	ck_assert_int_eq(a->guests_max, 7);
+	/* A rule that restricts programs may take its overrides list from
+	 * the defaults. */
+	ck_assert_uint_eq(strv_len(a->overrides), 2);
+	ck_assert_str_eq(a->forward[0], "LANG");
+	ck_assert_int_eq(a->seccomp, ISO_SECCOMP_STRICT);
+	ck_assert_int_eq(a->seccomp_action, ISO_SECCOMP_KILL);
+	ck_assert_str_eq(a->seccomp_deny[0], "ptrace");
+	ck_assert_int_eq(a->landlock, ISO_LANDLOCK_OPTIONAL);
+	ck_assert_int_eq(a->landlock_min_abi, 2);
+	ck_assert_int_eq(a->grants, ISO_GRANTS_READ);
+	ck_assert_int_eq(a->at[ISO_KW_GUESTS].by, ISO_SET_DEFAULTS);
+	ck_assert_uint_eq(a->at[ISO_KW_GUESTS].line, 6);
+	ck_assert_int_eq(a->limit_at[ISO_LIMIT_AS].by, ISO_SET_DEFAULTS);
+	ck_assert_uint_eq(a->limit_at[ISO_LIMIT_AS].line, 2);
+	ck_assert_int_eq(a->limit_at[ISO_LIMIT_NOFILE].by, ISO_SET_BUILTIN);
+	/* A refusal names a built-in value at the rule's first line. */
+	ck_assert_str_eq(policy_where(a, ISO_KW_LIMIT, ISO_LIMIT_NOFILE, where, sizeof(where)),
+			 NAME ":16 (limit nofile)");
+	ck_assert_str_eq(policy_where(a, ISO_KW_GUESTS, 0, where, sizeof(where)),
+			 NAME ":6 (guests)");
+	ck_assert_int_eq(a->at[ISO_KW_POOL].by, ISO_SET_RULE);
+	ck_assert_uint_eq(a->at[ISO_KW_POOL].line, 17);
+
+	ck_assert_uint_eq(b->ceiling[ISO_LIMIT_AS], 1ull << 30);
+	ck_assert_uint_eq(b->ceiling[ISO_LIMIT_CPU], 60);
+	ck_assert_uint_eq(strv_len(b->overrides), 0);
+	ck_assert_int_eq(b->network_default, ISO_NETWORK_NONE);
+	ck_assert_int_eq(b->guests_max, 2);
+	ck_assert_int_eq(b->grants, ISO_GRANTS_NONE);
+	ck_assert_uint_eq(b->timeout_max_ms, 0);
+	ck_assert_int_eq(b->seccomp, ISO_SECCOMP_DEFAULT);
+	ck_assert_int_eq(b->seccomp_action, ISO_SECCOMP_KILL);
+	ck_assert_uint_eq(strv_len(b->seccomp_deny), 1);
+	ck_assert_str_eq(b->seccomp_deny[0], "mount");
+	ck_assert_uint_eq(strv_len(b->forward), 0);
+	ck_assert_int_eq(b->at[ISO_KW_GUESTS].by, ISO_SET_RULE);
+	ck_assert_int_eq(b->limit_at[ISO_LIMIT_AS].by, ISO_SET_RULE);
+	/* What a caller reads of its rule carries what it inherits. */
+	ck_assert_ptr_nonnull(strstr(a->text, DEFAULTS "rule user:#1 {"));
+}
+END_TEST
+
+/* A defaults block holds what every rule may share; what makes a rule the
+ * one it is stays the rule's. */
+START_TEST(defaults_hold_only_what_rules_share)
+{
+	static const char *const own[] = { "pool 1900000010-1900000019", "programs any",
+					   "read /srv", "write /srv", "allow-unsafe LD_PRELOAD" };
+	char text[256], want[256];
+
+	for (size_t i = 0; i < COUNT(own); i++) {
+		snprintf(text, sizeof(text), "defaults {\n%s\n}\n", own[i]);
+		snprintf(want, sizeof(want), NAME ":2: expected '%.*s' only in a rule (each rule has "
+			 "its own), got it in 'defaults'", (int)strcspn(own[i], " "), own[i]);
+		refused(text, want);
+	}
+	refused("defaults {\nfrobnicate\n}\n",
+		NAME ":2: expected a defaults keyword (see isospawn.conf(5)) or '}', got 'frobnicate'");
+	refused("defaults {\nguests 2\nguests 3\n}\n",
+		NAME ":3: expected each keyword once per block, got a second 'guests' (first at line 2)");
+	refused("defaults {\nlimit as 1G\nlimit as 2G\n}\n",
+		NAME ":3: expected each limit once per block, got a second 'limit as' (first at line 2)");
+	refused("defaults {\nguests 2\n", NAME ":2: expected '}' to close the defaults opened at "
+					  "line 1, got end of file");
+	refused("defaults\n}\n", NAME ":1: expected '{' alone after 'defaults', got 'end of line'");
+	/* A rule that restricts programs still needs a list, from wherever. */
+	refused("defaults {\noverrides any\n}\nrule user:#1 {\npool 1900000010-1900000019\n"
+		"programs /bin/sh\n}\n", NAME ":7: expected 'overrides NAME...' or 'overrides none'");
+}
+END_TEST
+
+/* Above every rule and the include, once: then every rule, a drop-in's
+ * too, inherits the same. */
+START_TEST(defaults_once_above_every_rule)
+{
+	refused(RULE_HEAD "}\ndefaults {\n}\n",
+		NAME ":5: expected 'defaults' above every rule and 'include' (rules above it would "
+		     "not inherit it), got it below line 1");
+	refused("include /nonexistent\ndefaults {\n}\n",
+		NAME ":2: expected 'defaults' above every rule and 'include'");
+	refused("defaults {\n}\ndefaults {\n}\n",
+		NAME ":3: expected one 'defaults' block, got a second (first at line 1)");
+	refused("defaults {\nrule user:#1 {\n", NAME ":2: expected '}' to close the defaults "
+						   "opened at line 1, got 'rule'");
+}
+END_TEST
+
+START_TEST(audit_log_is_one_absolute_file)
+{
+	accepted("audit-log /var/log/isospawn/audit.log\n" RULE_HEAD "}\n");
+	ck_assert_str_eq(pol.audit_log, "/var/log/isospawn/audit.log");
+	policy_free(&pol);
+	accepted(RULE_HEAD "}\n");
+	ck_assert_ptr_null(pol.audit_log);
+	policy_free(&pol);
+	refused("audit-log log\n", NAME ":1: expected a file (absolute normalized path) alone "
+				   "after 'audit-log', got 'log'");
+	refused("audit-log /var/log/\n", "got '/var/log/'");
+	refused("audit-log\n", "got 'end of line'");
+	refused("audit-log /a\naudit-log /b\n",
+		NAME ":2: expected one 'audit-log', got a second (first at line 1)");
+	refused(RULE_HEAD "audit-log /a\n}\n",
+		NAME ":4: expected a rule keyword (see isospawn.conf(5)) or '}', got 'audit-log'");
+}
+END_TEST
+
+/* The same code path in both modes: the helper stops at the first error;
+ * isospawnctl check goes on and notes them all, the same first one
+ * included; neither keeps a rule. A line in error does not make the rule
+ * "miss" what it would have set, and a rule left open ends where the next
+ * begins. */
+START_TEST(collecting_parse_notes_each_error_once)
+{
+	static const char text[] = "rule user:#1 {\n"
+				   "pool 1900000010-19\n"
+				   "programs any\n"
+				   "network maybe\n"
+				   "rule user:#2 {\n"
+				   "pool 1900000020-1900000029\n"
+				   "programs any\n"
+				   "}\n";
+	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT };
+
+	ck_assert_int_eq(policy_parse(text, strlen(text), NAME, &pol, &report, why, sizeof(why)),
+			 -EINVAL);
+	ck_assert_ptr_null(pol.rules);
+	ck_assert_uint_eq(report.errors, 3);
+	ck_assert_uint_eq(report.nnotes, 3);
+	ck_assert_str_eq(report.notes[0], NAME ":2: expected FIRST <= LAST after 'pool', got "
+					  "'1900000010-19'");
+	ck_assert_str_eq(report.notes[1], NAME ":4: expected 'host', 'none' or 'none-only' after "
+					  "'network', got 'maybe'");
+	ck_assert_str_eq(report.notes[2], NAME ":5: expected '}' to close the rule opened at "
+					  "line 1, got 'rule'");
+	ck_assert_str_eq(why, report.notes[0]);
+	policy_report_free(&report);
+	refused(text, NAME ":2: expected FIRST <= LAST after 'pool', got '1900000010-19'");
+}
+END_TEST
+
 static int check_path(const char *path)
 {
 	why[0] = '\0';
@@ -1269,6 +1443,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(ok, rule_without_network_or_timeout_gets_the_shipped_policys);
 	tcase_add_test(ok, pool_holding_an_account_is_left_to_the_lease);
 	tcase_add_test(ok, guests_bound_live_guests_per_caller);
+	tcase_add_test(ok, rules_inherit_the_defaults_and_override_them);
 	suite_add_tcase(s, ok);
 
 	tcase_add_checked_fixture(bad, NULL, teardown_policy);
@@ -1333,6 +1508,10 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, oversized_file);
 	tcase_add_test(bad, failure_releases_earlier_rules);
 	tcase_add_test(bad, check_path_relative_refused);
+	tcase_add_test(bad, defaults_hold_only_what_rules_share);
+	tcase_add_test(bad, defaults_once_above_every_rule);
+	tcase_add_test(bad, audit_log_is_one_absolute_file);
+	tcase_add_test(bad, collecting_parse_notes_each_error_once);
 	suite_add_tcase(s, bad);
 
 	return s;

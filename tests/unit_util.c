@@ -339,6 +339,36 @@ START_TEST(send_refuses_more_than_iso_fds_max)
 }
 END_TEST
 
+/* What the helper logs of a refusal is quoted: every byte below 0x20,
+ * from 0x7f up, '"' and '\\' escaped, so a caller-chosen reason cannot
+ * forge a line or a field. */
+START_TEST(iso_quote_escapes_controls_quotes_and_bytes_from_0x7f)
+{
+	char src[256], dst[1100];
+	size_t o = 0;
+
+	for (int b = 1; b < 256; b++)
+		src[b - 1] = (char)b;
+	src[255] = '\0';
+	iso_quote(dst, sizeof(dst), src);
+	for (int b = 1; b < 256; b++) {
+		char want[8];
+
+		if (b < 0x20 || b >= 0x7f || b == '"' || b == '\\')
+			snprintf(want, sizeof(want), "\\x%02x", b);
+		else
+			snprintf(want, sizeof(want), "%c", b);
+		ck_assert_msg(strncmp(dst + o, want, strlen(want)) == 0,
+			      "byte 0x%02x shown as %.4s", b, dst + o);
+		o += strlen(want);
+	}
+	ck_assert_uint_eq(strlen(dst), o);
+	/* Truncated at a whole escape, never in the middle of one. */
+	iso_quote(dst, 6, "\n\n");
+	ck_assert_str_eq(dst, "\\x0a");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -361,6 +391,7 @@ int main(void)
 	tcase_add_test(tc, recv_closes_a_pidfd_it_did_not_ask_for);
 	tcase_add_test(tc, recv_reports_a_datagram_longer_than_the_buffer);
 	tcase_add_test(tc, send_refuses_more_than_iso_fds_max);
+	tcase_add_test(tc, iso_quote_escapes_controls_quotes_and_bytes_from_0x7f);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -345,7 +345,7 @@ def test_no_timeout_is_asked_for_with_no_timeout_or_infinity(conn):
     for timeout in (isospawn.NO_TIMEOUT, float("inf")):
         with pytest.raises(isospawn.Refused) as info:
             conn.spawn(["/bin/sleep", "30"], timeout=timeout)
-        assert "no timeout is not allowed by the rule" in str(info.value)
+        assert str(info.value).startswith("no timeout is not allowed by ")
         assert info.value.errno == errno.EACCES
 
 
