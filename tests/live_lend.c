@@ -189,6 +189,25 @@ START_TEST(live_read_grant_of_the_callers_0700_directory)
 }
 END_TEST
 
+/* Lending what the guest's tree already shows read-only (a system
+ * directory, /usr/share/doc) is accepted: the grant is mounted over it,
+ * with what the caller reaches there, still read-only. */
+START_TEST(live_grant_of_a_system_directory_is_accepted)
+{
+	const char *const script = "ls /usr/share/doc | head -n 1 | grep -q . && "
+				   "touch /usr/share/doc/new 2>/dev/null || echo read-only";
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct run r;
+
+	become(T_CALLER);
+	run(argv, lend_for_reading, (void *)"/usr/share/doc", &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == 0, "outcome %d code %d: %s %s",
+		      r.outcome, r.code, r.out, r.err);
+	ck_assert_str_eq(r.out, "read-only\n");
+}
+END_TEST
+
 /* --cwd names a place in the guest's tree, which the guest enters itself:
  * one the tree lacks ends the start with isospawn's own code and reason,
  * not the program's "not found". */
@@ -344,6 +363,7 @@ static Suite *lend_suite(void)
 	tcase_add_test(lend, live_program_in_the_workdir_runs);
 	tcase_add_test(lend, live_read_grant_of_the_callers_0700_directory);
 	tcase_add_test(lend, live_cwd_outside_the_tree_is_refused);
+	tcase_add_test(lend, live_grant_of_a_system_directory_is_accepted);
 	tcase_add_test(lend, live_grant_on_a_file_system_without_idmap_is_refused);
 	tcase_add_test(net, live_network_none_guest_uses_its_own_loopback);
 	tcase_set_timeout(lend, 60);
