@@ -189,6 +189,35 @@ START_TEST(live_read_grant_of_the_callers_0700_directory)
 }
 END_TEST
 
+/* A grant is named the caller's way: through a symbolic link it is the
+ * link's target the guest gets, at the target's path; a path that does
+ * not exist is isospawn's refusal (125) naming it, not the program's
+ * "not found" (127). */
+START_TEST(live_cli_grant_through_a_link_and_a_missing_one)
+{
+	char dir[256], link[300], file[300], script[700];
+	const char *through[] = { "--read", link, "--", "/bin/sh", "-c", script, NULL };
+	const char *missing[] = { "--read", "/nonexistent/grant", "--", "/bin/true", NULL };
+	struct run r;
+
+	own_dir(dir, sizeof(dir), "link");
+	snprintf(link, sizeof(link), "%s.link", dir);
+	snprintf(file, sizeof(file), "%s/data", dir);
+	snprintf(script, sizeof(script), "cat %s/data", dir);
+	become(T_CALLER);
+	make_file(file, "through the link\n");
+	ck_assert_int_eq(symlink(dir, link), 0);
+	run_cli(through, NULL, &r);
+	unlink(link);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_str_eq(r.out, "through the link\n");
+
+	run_cli(missing, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 125);
+	ck_assert_str_eq(r.err, "isospawn: read grant /nonexistent/grant: No such file or directory\n");
+}
+END_TEST
+
 /* Lending what the guest's tree already shows read-only (a system
  * directory, /usr/share/doc) is accepted: the grant is mounted over it,
  * with what the caller reaches there, still read-only. */
@@ -364,6 +393,7 @@ static Suite *lend_suite(void)
 	tcase_add_test(lend, live_read_grant_of_the_callers_0700_directory);
 	tcase_add_test(lend, live_cwd_outside_the_tree_is_refused);
 	tcase_add_test(lend, live_grant_of_a_system_directory_is_accepted);
+	tcase_add_test(lend, live_cli_grant_through_a_link_and_a_missing_one);
 	tcase_add_test(lend, live_grant_on_a_file_system_without_idmap_is_refused);
 	tcase_add_test(net, live_network_none_guest_uses_its_own_loopback);
 	tcase_set_timeout(lend, 60);
