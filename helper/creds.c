@@ -16,8 +16,8 @@
  *    Every uid taken from the pool is swept (every process whose real or
  *    saved uid it is, killed) before it is used: what a helper that died
  *    left, and what a set-user-ID file a guest left let anyone start.
- *  - A lease holds one of the caller's slots, live or kept idle by its
- *    connection: the caller never holds more than its rule's 'guests'.
+ *  - A lease holds one of the caller's slots: the caller never holds more
+ *    than its rule's 'guests'.
  *  - creds_drop MUST leave no way back to root: ids are read back, and
  *    setuid(0) must fail.
  */

@@ -15,8 +15,9 @@
  *                    Landlock, fds, rlimits, seccomp, execveat
  *           wait for the guest, kill and reap everything left in the
  *           namespace (all of it at the deadline), report, exit
- *   helper: read the report and tell the client; once the reaper (with
- *           its namespaces) is gone, give the lease back
+ *   helper: read the report, give the uid and the slot back, tell the
+ *           client; once the reaper (with its namespaces) is gone, wait
+ *           for it
  *
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
@@ -39,7 +40,7 @@
  *    into static buffers; only the guest's environment (request_decide)
  *    is allocated, in the reaper's own copy of the helper's memory.
  *  - A spare serves one guest and carries nothing from one to another: it
- *    is cloned with fresh namespaces and a uid swept or kept, keeps no
+ *    is cloned with fresh namespaces and a uid just swept, keeps no
  *    descriptor of the helper's but what every reaper keeps, and holds no
  *    memory but the helper's own.
  */
@@ -348,7 +349,7 @@ static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
  * request: as a spare, while the helper has nothing else to do (so that
  * the clone and the new namespaces are not paid while a caller waits), or
  * else when the request comes. It serves one guest and carries nothing
- * from one to the next (fresh namespaces, a uid swept or kept, only the
+ * from one to the next (fresh namespaces, a uid just swept, only the
  * helper's own memory). In order: its own descriptors; the uid and the
  * request the helper forwards (the very datagram, and the caller's
  * descriptors), decided again from the same bytes under the same rule;
@@ -568,18 +569,12 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 }
 
 /* Everything the guest started is gone: its record (loop.c) leaves the
- * lease file, and the lease (and with it the caller's slot) is kept for the
- * next spawn, or given back. A uid kept is not swept again: it never left
- * this connection, and what a set-user-ID file could start under it no
- * sweep rules out (it may come later, or drop its saved uid): SECURITY.md,
- * guarantee 11. */
-static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
+ * lease file, and the uid and the caller's slot are given back, so that a
+ * guest whose end was told never makes a later spawn fail. */
+static void lease_put(struct iso_lease *lease)
 {
 	(void)!ftruncate(lease->lock_fd, 0); /* no record: not live */
-	if (ctx->nidle < ISO_IDLE_LEASES)
-		ctx->idle[ctx->nidle++] = *lease;
-	else
-		lease_release(lease);
+	lease_release(lease);
 	lease->lock_fd = -1;
 }
 
@@ -634,9 +629,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 	int rc = 0;
 
 	*client_chan = -1;
-	if (ctx->nidle > 0)
-		child->lease = ctx->idle[--ctx->nidle];
-	else if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
+	if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
 		return rc;
 	if (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0) {
 		/* No spare was ready (or it went): one cloned now takes the
@@ -646,7 +639,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 			rc = iso_why(why, n, EPIPE, "the reaper went before its request");
 	}
 	if (rc < 0) {
-		lease_put(ctx, &child->lease);
+		lease_put(&child->lease);
 		return rc;
 	}
 	if (plan->channel &&
@@ -694,7 +687,7 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	/* The reaper killed and reaped all of its namespace before it wrote
 	 * this (it is root's, so nothing of the uid is left): the uid may
 	 * serve the next guest while the namespaces are torn down. */
-	lease_put(ctx, &child->lease);
+	lease_put(&child->lease);
 	return 0;
 }
 
@@ -713,7 +706,7 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 						.stage = ISO_STAGE_NONE };
 		ex->code = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : SIGKILL;
 		take_usage(&ru, ex);
-		lease_put(ctx, &child->lease);
+		lease_put(&child->lease);
 	}
 	close(child->pidfd);
 	close(child->report_fd);
@@ -725,6 +718,4 @@ void spawn_release(struct iso_spawn_ctx *ctx)
 		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
 	if (ctx->factory_pid > 0)
 		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
-	while (ctx->nidle > 0)
-		lease_release(&ctx->idle[--ctx->nidle]);
 }

@@ -15,8 +15,6 @@
 #include "request.h"
 #include "wire.h"
 
-#define ISO_IDLE_LEASES 16 /* leases kept for reuse by the next spawn */
-
 /* Prepared once per connection, shared by every spawn. */
 struct iso_world;
 
@@ -37,10 +35,8 @@ struct iso_spawn_ctx {
 	const struct iso_world *world;	   /* the template of the guest's tree */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
-	uid_t caller;	  /* whose leases count against the rule's 'guests' */
+	uid_t caller;	  /* the caller, whose uid no guest may have */
 	int caller_net;	  /* the caller's network namespace, or -1: the helper's */
-	struct iso_lease idle[ISO_IDLE_LEASES]; /* each with its slot */
-	size_t nidle;
 	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
 				   * no lease until it has one */
 	pid_t factory_pid;	  /* what clones the reapers (0: none yet) */
@@ -48,7 +44,7 @@ struct iso_spawn_ctx {
 };
 
 /* Once per connection: what every spawn needs; *ctx is zero when called
- * (no idle lease, no spare). `confine` and `world` are filled in later
+ * (no spare). `confine` and `world` are filled in later
  * (confine_prepare, world_prepare), before the first spawn. Returns 0 or
  * -errno. */
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
@@ -76,8 +72,8 @@ void spawn_spare(struct iso_spawn_ctx *ctx);
  * process it left are gone, though the reaper and the guest's namespaces
  * may still be going. Say how the guest ended in *ex (outcome, code,
  * stage, usage, a failure's reason kept in child; not wall_us or
- * limit_hit), give its uid back, and return 0; or -EIO when the reaper
- * died without a report (spawn_end() says what it can).
+ * limit_hit), give its uid and slot back, and return 0; or -EIO when the
+ * reaper died without a report (spawn_end() says what it can).
  */
 int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
 		 struct iso_wire_exited *ex);
@@ -90,7 +86,7 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex);
 
-/* The connection ends: give back the leases kept for reuse. */
+/* The connection ends: end the spare and the factory. */
 void spawn_release(struct iso_spawn_ctx *ctx);
 
 #endif /* ISO_SPAWN_H */

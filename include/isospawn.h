@@ -332,9 +332,10 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind);
  * not be opened (the caller's own open's error; iso_last_error() names
  * it); -EINVAL malformed request (or a stdio fd closed since
  * iso_spec_set_stdio(), or a grant that is not a directory or a regular
- * file); -E2BIG the request does not fit in one message; -EAGAIN the pool is exhausted, or the caller holds as
- * many uids (live guests, and those its connections keep for their next)
- * as its rule's "guests" allows; -ENOSYS the kernel
+ * file); -E2BIG the request does not fit in one message; -EAGAIN the pool
+ * is exhausted, or the caller has as many live guests (over all its
+ * connections) as its rule's "guests" allows (a guest whose end
+ * iso_wait() reported no longer counts); -ENOSYS the kernel
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
  * -ENOMEM; -EIO.
  */

@@ -39,6 +39,7 @@
 #define T_KILLER 4000010u    /* seccomp-action kill */
 #define T_NONE_ONLY 4000011u /* network none-only */
 #define T_UNFILTERED 4000004u /* seccomp none, landlock off */
+#define T_ONE_UID 4000083u    /* a pool of one uid: each guest runs under the last one's */
 /* The ceilings of T_CALLER's rule. */
 #define CALLER_CPU_CEILING 30
 #define CALLER_TIMEOUT_CEILING_MS 120000
@@ -836,23 +837,24 @@ START_TEST(live_program_is_not_opened_through_a_proc_magic_link)
 END_TEST
 
 /* Each guest's /tmp is a fresh tmpfs: nothing one guest leaves there is
- * seen by the next (which, on one connection, often has the same uid), nor
- * by the host. */
+ * seen by the next, under the same uid (a pool of one), nor by the host. */
 START_TEST(live_guest_tmp_is_its_own_and_ends_with_it)
 {
 	const char *writer[] = { T_PROBE, "write", "/tmp/left-behind", NULL };
 	const char *reader[] = { T_PROBE, "read", "/tmp/left-behind", NULL };
 	struct run r;
+	uid_t uid;
 	iso_conn *c;
 
-	become(T_CALLER);
+	become(T_ONE_UID);
 	c = open_conn();
 	run_guest(c, writer, NULL, NULL, NULL, &r);
 	assert_allowed(&r, "writing in /tmp");
 	ck_assert(!path_exists("/tmp/left-behind"));
-	/* Idle leases are reused, so readers get the writer's uid too. */
+	uid = r.uid;
 	for (int i = 0; i < 4; i++) {
 		run_guest(c, reader, NULL, NULL, NULL, &r);
+		ck_assert_uint_eq(r.uid, uid);
 		assert_refused(&r, "reading what an earlier guest left");
 		ck_assert_msg(has_line(r.out, "refused: ENOENT"), "%s", r.out);
 	}
@@ -872,13 +874,13 @@ START_TEST(live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed)
 	uid_t uid;
 	iso_conn *c;
 
-	become(T_CALLER);
+	become(T_ONE_UID);
 	c = open_conn();
 	run_guest(c, deep, NULL, NULL, NULL, &r);
 	assert_allowed(&r, "building the tree");
 	ck_assert_msg(has_line(r.out, "built 3000 levels"), "%s", r.out);
 	uid = r.uid;
-	/* Idle leases are reused: the next guests get the same uid. */
+	/* A pool of one uid: the next guests get the same uid. */
 	for (int i = 0; i < 5; i++) {
 		run_guest(c, count, NULL, NULL, NULL, &r);
 		assert_allowed(&r, "a guest after the tree");
@@ -903,7 +905,7 @@ START_TEST(live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp)
 	uid_t uid;
 	iso_conn *c;
 
-	become(T_CALLER);
+	become(T_ONE_UID);
 	c = open_conn();
 	run_guest(c, set, NULL, NULL, NULL, &r);
 	if (r.spawn_rc == 0 && has_line(r.out, "refused: EOPNOTSUPP")) {

@@ -629,9 +629,8 @@ static void stop(iso_guest *g)
  * uid's 0700 directory) fails that guest's start, the reason naming it,
  * rather than run it with a rule that grants it nothing. A sleeping guest
  * holds the first uid, so the guest that reads gets the other. A helper
- * leases its first guest a uid at random and keeps a uid that comes back
- * for its next, and a sleeper given the other uid fails its start like
- * the reader: so each try is a connection of its own. */
+ * leases a uid at random, and a sleeper given the other uid fails its
+ * start like the reader: so each try is a connection of its own. */
 START_TEST(live_rule_path_another_pool_uid_cannot_reach_fails_its_start)
 {
 	const char *cat[] = { "/bin/cat", FIRST "/f", NULL };
