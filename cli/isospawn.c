@@ -55,6 +55,8 @@ static void usage(void)
 	      "                      (bytes, K/M/G/T suffix), nofile, nproc (counts);\n"
 	      "                      VALUE may be \"unlimited\"\n"
 	      "  --timeout SECONDS   wall-clock timeout, decimals allowed (0.5)\n"
+	      "  --wait-slot SECONDS when the caller runs as many guests as its rule\n"
+	      "                      allows, wait this long for one to end\n"
 	      "  --network none|host no network (loopback only) or the host's\n"
 	      "  --read PATH         lend PATH (a directory or file of yours) read-only\n"
 	      "                      (repeatable)\n"
@@ -176,6 +178,7 @@ enum {
 	OPT_WORKDIR,
 	OPT_CWD,
 	OPT_STATUS_JSON,
+	OPT_WAIT_SLOT,
 };
 
 /* Options into spec and cli; returns the index of PROGRAM in argv. */
@@ -192,10 +195,12 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
 		{ "cwd", required_argument, NULL, OPT_CWD },
 		{ "status-json", required_argument, NULL, OPT_STATUS_JSON },
+		{ "wait-slot", required_argument, NULL, OPT_WAIT_SLOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t wait_ms;
 	int c;
 
 	opterr = 0;
@@ -243,6 +248,13 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			break;
 		case OPT_STATUS_JSON:
 			cli->status_path = optarg;
+			break;
+		case OPT_WAIT_SLOT:
+			if (parse_seconds(optarg, &wait_ms) < 0)
+				die(EXIT_FAILED,
+				    "--wait-slot %s: expected seconds, e.g. 30 or 0.5",
+				    optarg);
+			iso_spec_set_wait_slot(spec, wait_ms);
 			break;
 		case 'h':
 			usage();

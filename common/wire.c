@@ -76,6 +76,7 @@ static const struct rule spawn_rules[] = {
 	NUM_ONE(ISO_F_CHANNEL, K_U32, spawn.channel, 0, 0, ISO_CHANNEL_STREAM),
 	NUM_ONE(ISO_F_STDIO, K_U32, spawn.stdio_mask, 0, 0, 7),
 	STR_ONE(ISO_F_CWD, spawn.cwd, 0, ISO_WIRE_PATH_MAX, true),
+	NUM_ONE(ISO_F_WAIT_SLOT_MS, K_U64, spawn.wait_slot_ms, 0, 0, 0),
 };
 static const struct rule kill_rules[] = {
 	NUM_ONE(ISO_F_SIGNAL, K_U32, kill.signal, 1, 1, 64),
@@ -158,6 +159,7 @@ static const char *const field_names[ISO_F_TEXT + 1] = {
 	[ISO_F_WRITE_PATH] = "WRITE_PATH",   [ISO_F_CHANNEL] = "CHANNEL",
 	[ISO_F_STDIO] = "STDIO",	     [ISO_F_CWD] = "CWD",
 	[ISO_F_SIGNAL] = "SIGNAL",
+	[ISO_F_WAIT_SLOT_MS] = "WAIT_SLOT_MS",
 	[ISO_F_LANDLOCK_ABI] = "LANDLOCK_ABI", [ISO_F_ERRNO] = "ERRNO",
 	[ISO_F_MESSAGE] = "MESSAGE",	     [ISO_F_PID] = "PID",
 	[ISO_F_UID] = "UID",		     [ISO_F_NOTES] = "NOTES",

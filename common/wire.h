@@ -92,6 +92,8 @@ enum iso_field {
 	ISO_F_CHANNEL = 10,    /* u32 ISO_CHANNEL_*: 0 none, 1 messages, 2 stream */
 	ISO_F_STDIO = 11,      /* u32 mask: bit i set = fd for i attached */
 	ISO_F_CWD = 12,	       /* str path: the guest's working directory */
+	ISO_F_WAIT_SLOT_MS = 13, /* u64: wait this long for one of the caller's
+				  * slots ('guests'); absent = refuse at once */
 	/* KILL */
 	ISO_F_SIGNAL = 20,     /* u32, 1..64, required */
 	/* HELLO */
@@ -141,6 +143,7 @@ struct iso_wire_spawn {
 	uint32_t channel;    /* ISO_CHANNEL_* */
 	uint32_t stdio_mask; /* bits 0..2 */
 	const char *cwd;     /* NULL = the guest's /tmp */
+	uint64_t wait_slot_ms; /* 0 = refuse at once when no slot is free */
 };
 
 struct iso_wire_kill {

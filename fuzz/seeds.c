@@ -197,6 +197,7 @@ static void wire_seeds(void)
 	str(ISO_F_WRITE_PATH, "/srv/out");
 	u32(ISO_F_CHANNEL, 1);
 	u32(ISO_F_STDIO, 7);
+	u64(ISO_F_WAIT_SLOT_MS, 5000);
 	finish("spawn-full");
 	spawn_with("spawn-minimal", ISO_F_ARG, "true", 1);
 

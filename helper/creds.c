@@ -17,7 +17,10 @@
  *    saved uid it is, killed) before it is used: what a helper that died
  *    left, and what a set-user-ID file a guest left let anyone start.
  *  - A lease holds one of the caller's slots: the caller never holds more
- *    than its rule's 'guests'.
+ *    than its rule's 'guests'. A slot is given back (caller_slot_give)
+ *    before the close that wakes those waiting for one, and only a slot
+ *    given back closes a slot file opened for writing: a failed attempt
+ *    wakes no one, so waiting helpers cannot wake each other in turn.
  *  - creds_drop MUST leave no way back to root: ids are read back, and
  *    setuid(0) must fail.
  */
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/prctl.h>
@@ -210,20 +214,21 @@ int state_prepare(char *why, size_t n)
 }
 
 /* An exclusive flock on `path` (made if missing), which the kernel drops
- * if the helper dies, on an empty file: what a helper that died left in
- * it (a lease's record) goes. The descriptor, or -errno with a reason
- * naming path: -EAGAIN (flock's EWOULDBLOCK, the same on Linux) when
- * another holds it. */
-static int lock_file(const char *path, char *why, size_t n)
+ * if the helper dies. Opened for writing (`rw`, a lease file), the file is
+ * emptied: what a helper that died left in it (a lease's record) goes; a
+ * slot file holds nothing and is opened read-only (caller_slot_give says
+ * why). The descriptor, or -errno with a reason naming path: -EAGAIN
+ * (flock's EWOULDBLOCK, the same on Linux) when another holds it. */
+static int lock_file(const char *path, int rw, char *why, size_t n)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int rc;
 
 	if (fd < 0)
 		return iso_why_errno(why, n, "%s", path);
 	/* Made by an older helper with its caller's group: root's now. */
 	(void)!fchown(fd, 0, 0);
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && ftruncate(fd, 0) == 0)
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && (!rw || ftruncate(fd, 0) == 0))
 		return fd;
 	rc = iso_why_errno(why, n, "%s", path);
 	close(fd);
@@ -241,13 +246,70 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
 
 		snprintf(path, sizeof(path), "%s/%u.%s%u", CALLER_DIR, (unsigned)caller, what,
 			 (unsigned)slot);
-		if ((fd = lock_file(path, why, n)) >= 0)
+		if ((fd = lock_file(path, 0, why, n)) >= 0)
 			next = slot + 1;
 		if (fd != -EAGAIN)
 			return fd;
 	}
 	return iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as many as its rule's "
 		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
+}
+
+void caller_slot_give(int fd)
+{
+	char self[32];
+	int ring;
+
+	/* Free first: whoever this close wakes finds the slot free. The
+	 * file is opened again for writing, through the descriptor, only
+	 * to be closed: the close of a file opened for writing is what
+	 * waiters watch for (inotify's IN_CLOSE_WRITE), and no failed
+	 * attempt makes one (lock_file). */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	(void)flock(fd, LOCK_UN);
+	if ((ring = open(self, O_WRONLY | O_CLOEXEC)) >= 0)
+		close(ring);
+	close(fd);
+}
+
+int caller_slot_watch(char *why, size_t n)
+{
+	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), err;
+
+	if (fd >= 0 && inotify_add_watch(fd, CALLER_DIR, IN_CLOSE_WRITE | IN_ONLYDIR) >= 0)
+		return fd;
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	/* One inotify instance of root's per connection that waits
+	 * (fs.inotify.max_user_instances): without one, no wait. */
+	return iso_why(why, n, EAGAIN, "no slot is free, and no wait for one: inotify: %s",
+		       strerror(err));
+}
+
+int caller_slot_given(int watch, uid_t caller, const char *what)
+{
+	union {
+		struct inotify_event ev; /* the alignment each record needs */
+		char bytes[4096];
+	} buf;
+	char prefix[48];
+	int plen = snprintf(prefix, sizeof(prefix), "%u.%s", (unsigned)caller, what), given = 0;
+	ssize_t got;
+
+	while ((got = read(watch, buf.bytes, sizeof(buf))) > 0)
+		for (ssize_t at = 0; at < got;) {
+			const struct inotify_event *ev = (const void *)(buf.bytes + at);
+
+			/* UID.whatN; or the queue overflowed, and may have
+			 * dropped one. */
+			if ((ev->mask & IN_Q_OVERFLOW) ||
+			    (ev->len > (uint32_t)plen && strncmp(ev->name, prefix, (size_t)plen) == 0 &&
+			     ev->name[plen] >= '0' && ev->name[plen] <= '9'))
+				given = 1;
+			at += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+	return given;
 }
 
 /* Kill every process running under uid: never 0, which lease_acquire(),
@@ -312,15 +374,12 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 	 * instead of having them all contend for its first uid. */
 	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) < 0)
 		start = (uint32_t)getpid();
-	lease->slot_fd = caller_slot_take(caller, "guest", rule->guests_max, why, n);
-	if (lease->slot_fd < 0)
-		return lease->slot_fd;
 	for (uint64_t i = 0; i < size && fd == -EAGAIN; i++) {
 		lease->uid = rule->pool_first + (uid_t)((start + i) % size);
 		if (lease->uid == 0 || lease->uid == (uid_t)-1 || lease->uid == caller)
 			continue;
 		snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, (unsigned)lease->uid);
-		fd = lock_file(path, why, n);
+		fd = lock_file(path, 1, why, n);
 	}
 	if (fd >= 0 && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
 		close(fd);
@@ -331,7 +390,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		uid_sweep(lease->uid);
 		return 0;
 	}
-	close(lease->slot_fd);
+	caller_slot_give(lease->slot_fd);
 	if (fd != -EAGAIN)
 		return fd;
 	return iso_why(why, n, EAGAIN, "every uid of pool %u-%u is in use",
@@ -341,7 +400,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 void lease_release(struct iso_lease *lease)
 {
 	close(lease->lock_fd);
-	close(lease->slot_fd);
+	caller_slot_give(lease->slot_fd);
 }
 
 int creds_drop(uid_t uid, char *why, size_t n)

@@ -63,11 +63,12 @@ int state_prepare(char *why, size_t n);
 int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, size_t n);
 
 /*
- * Take one of the caller's guest slots (its rule's 'guests') and lease a
- * free uid of the rule's pool, never the caller's; every process whose real
- * or saved uid it is gets killed first. Returns 0, -EAGAIN when the caller
- * holds every slot or every uid of the pool is leased, -EACCES when the uid
- * it took is an account's (pool_id_not_an_account), or -errno.
+ * Lease a free uid of the rule's pool, never the caller's, for the slot
+ * lease->slot_fd of the caller's (caller_slot_take), which the lease holds
+ * from then on; every process whose real or saved uid it is gets killed
+ * first. Returns 0; or -EAGAIN when every uid of the pool is leased,
+ * -EACCES when the uid it took is an account's (pool_id_not_an_account),
+ * or -errno, and then the slot is given back.
  */
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
 		  char *why, size_t n);
@@ -81,6 +82,18 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
  * Returns the descriptor, -EAGAIN when all are held, or -errno.
  */
 int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, size_t n);
+
+/* Give back the slot `fd` (caller_slot_take), and wake those who wait for
+ * one (caller_slot_watch). */
+void caller_slot_give(int fd);
+
+/* An inotify descriptor (non-blocking) that becomes readable when a slot
+ * of any caller's is given back; or -EAGAIN with a reason. */
+int caller_slot_watch(char *why, size_t n);
+
+/* Read what `watch` has: 1 if a slot of `what` of the caller's was among
+ * the slots given back (or may have been), else 0. */
+int caller_slot_given(int watch, uid_t caller, const char *what);
 
 /* Give the uid and its slot back, once for each lease_acquire(): only once
  * no process a guest started under it can be left (every guest's reaper

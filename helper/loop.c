@@ -1,16 +1,19 @@
 /*
  * loop.c - the helper's event loop: requests in, guests out, status back.
  *
- * Single-threaded: epoll over the request socket, one pidfd per guest and a
- * signalfd. Replies are sent without blocking and queued when the client
- * is slow. Timeouts are not the loop's: each guest's reaper enforces its
- * own (spawn.c), so a caller that stops its helper cannot extend a guest.
+ * Single-threaded: epoll over the request socket, one pidfd per guest, a
+ * signalfd and, while spawns wait for a slot, a watch on the callers'
+ * slots (creds.c) until the first waiting spawn's deadline. Replies are
+ * sent without blocking and queued when the client is slow. Guests'
+ * timeouts are not the loop's: each guest's reaper enforces its own
+ * (spawn.c), so a caller that stops its helper cannot extend a guest.
  *
  * What a guest takes and gives back (lease, tree, channel) is spawn.c's;
  * this file only does the I/O and the bookkeeping of live guests.
  *
  * Invariants:
- *  - Every fd received from the client is closed once the request is done.
+ *  - Every fd received from the client is closed once the request is done
+ *    (a waiting spawn's, once it starts or ends).
  *  - When the client goes away, every guest is killed and cleaned up
  *    before the helper exits.
  *  - A guest's lease file holds its record (lease.h) from its start until
@@ -18,6 +21,8 @@
  *    value.
  *  - LIST and STOP reach only the caller's own guests, and STOP signals
  *    only a pidfd proven to be the guest's reaper.
+ *  - A spawn waiting for a slot holds its entry, request and descriptors,
+ *    nothing else; it starts only after those that came before it.
  */
 #include "config.h"
 
@@ -43,6 +48,7 @@
 
 #define TAG_SOCK UINT32_MAX
 #define TAG_SIG (UINT32_MAX - 1)
+#define TAG_SLOTS (UINT32_MAX - 2) /* a slot of some caller's given back */
 #define TAG_REPORT ISO_GUESTS_MAX /* plus the slot: its reaper's report */
 #define OUTQ_MAX 65536 /* queued replies before the client counts as gone */
 
@@ -192,32 +198,32 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 	(void)iso_lease_write(g->child.lease.lock_fd, &m, srv->wbuf, ISO_WIRE_MAX);
 }
 
-static void handle_spawn(struct iso_server *srv, uint32_t id,
-			 const struct iso_wire_spawn *req, size_t len, const int *fds,
-			 size_t nfds)
+/*
+ * Decide the request in srv->rbuf[0..len), take a slot of the caller's,
+ * start the guest in the free entry `slot` and say so, or refuse. With
+ * `may_wait` and no slot free: nothing told, nothing taken, and 1;
+ * otherwise 0.
+ */
+static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint32_t id,
+		       const struct iso_wire_spawn *req, size_t len, const int *fds,
+		       size_t nfds, int may_wait)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
-	struct iso_guest_slot *slot = NULL;
 	struct iso_plan plan = { 0 };
 	char why[512], names[512], qprog[256];
-	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite;
-	int chan = -1, rc;
+	int chan = -1, slot_fd = -1, rc;
 
-	if (nfds != want)
-		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio and "
-			     "grants) but carries %zu", want, nfds);
-	/* Id 0 marks a free slot: a guest with it would be untracked. */
-	else if (id == 0)
-		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
-	else if (find_guest(srv, id))
-		rc = iso_why(why, sizeof(why), EINVAL, "request id already names a live guest");
-	else if ((slot = find_guest(srv, 0)) == NULL)
-		rc = iso_why(why, sizeof(why), EAGAIN, "too many live guests on this connection");
-	else
-		rc = request_decide(srv->rule, req, &plan, why, sizeof(why));
+	rc = request_decide(srv->rule, req, &plan, why, sizeof(why));
+	if (rc == 0 && (slot_fd = caller_slot_take(srv->caller.uid, "guest", srv->rule->guests_max,
+						   why, sizeof(why))) < 0)
+		rc = slot_fd;
+	if (slot_fd == -EAGAIN && may_wait) {
+		plan_release(&plan);
+		return 1;
+	}
 	if (rc == 0)
-		rc = spawn_start(&srv->ctx, &plan, srv->rbuf, len, fds, nfds, &slot->child, &chan,
-				 why, sizeof(why));
+		rc = spawn_start(&srv->ctx, &plan, slot_fd, srv->rbuf, len, fds, nfds,
+				 &slot->child, &chan, why, sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -229,7 +235,7 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	if (rc < 0) {
 		plan_release(&plan);
 		refuse(srv, id, rc, req->program, why);
-		return;
+		return 0;
 	}
 	write_record(srv, slot, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
@@ -245,6 +251,150 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	m.u.spawned.notes = srv->confine.notes[0] ? srv->confine.notes : NULL;
 	(void)reply(srv, &m, chan);
 	srv->started++;
+	return 0;
+}
+
+/* Queue the spawn in the entry `slot`, which it holds while it waits; it
+ * takes the request's descriptors. 0, or -errno with a reason. */
+static int wait_for_slot(struct iso_server *srv, struct iso_guest_slot *slot, uint32_t id,
+			 const struct iso_wire_spawn *req, size_t len, int *fds, size_t nfds,
+			 char *why, size_t n)
+{
+	char qprog[256];
+	int rc = waitq_add(&srv->waitq, (size_t)(slot - srv->slots), req->wait_slot_ms, now_us(),
+			   srv->rbuf, len, fds, nfds, &slot->waiting, why, n);
+
+	if (rc < 0)
+		return rc;
+	slot->id = id;
+	srv->nlive++;
+	iso_quote(qprog, sizeof(qprog), req->program);
+	log_event(LOG_INFO, "wait id=%u caller=%s program=\"%s\" wait_ms=%llu", id, log_caller(),
+		  qprog, (unsigned long long)req->wait_slot_ms);
+	return 0;
+}
+
+/* The waiting spawn in `slot` ends (started, refused or withdrawn): its
+ * entry is free again. */
+static void end_wait(struct iso_server *srv, struct iso_guest_slot *slot)
+{
+	waitq_drop(&srv->waitq, slot->waiting);
+	slot->waiting = NULL;
+	slot->id = 0;
+	srv->nlive--;
+}
+
+/* Watch for a slot of the caller's given back, from the first spawn that
+ * waits on (until none does: server_run). 0, or -EAGAIN with a reason. */
+static int watch_slots(struct iso_server *srv, char *why, size_t n)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = TAG_SLOTS };
+
+	if (srv->slot_watch >= 0)
+		return 0;
+	if ((srv->slot_watch = caller_slot_watch(why, n)) < 0)
+		return srv->slot_watch;
+	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->slot_watch, &ev) == 0)
+		return 0;
+	close(srv->slot_watch);
+	srv->slot_watch = -1;
+	return iso_why_errno(why, n, "epoll");
+}
+
+/*
+ * A new spawn: start it, or, if it may and no slot is free, queue it.
+ * Behind spawns waiting already it queues at once: first come, first
+ * served. The first to wait tries twice, before the watch begins and
+ * after, as a slot given back in between wakes no one.
+ */
+static void handle_spawn(struct iso_server *srv, uint32_t id,
+			 const struct iso_wire_spawn *req, size_t len, int *fds,
+			 size_t nfds)
+{
+	struct iso_guest_slot *slot = NULL;
+	char why[512];
+	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite;
+	int may_wait = req->wait_slot_ms != 0, rc = 0;
+
+	if (nfds != want)
+		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio and "
+			     "grants) but carries %zu", want, nfds);
+	/* Id 0 marks a free slot: a guest with it would be untracked. */
+	else if (id == 0)
+		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
+	else if (find_guest(srv, id))
+		rc = iso_why(why, sizeof(why), EINVAL,
+			     "request id already names a live guest, or one waiting");
+	else if ((slot = find_guest(srv, 0)) == NULL)
+		rc = iso_why(why, sizeof(why), EAGAIN,
+			     "too many live or waiting guests on this connection");
+	if (slot == NULL) {
+		refuse(srv, id, rc, req->program, why);
+		return;
+	}
+	if (!may_wait || srv->waitq.head == NULL) {
+		if (start_guest(srv, slot, id, req, len, fds, nfds, may_wait) == 0)
+			return;
+		if ((rc = watch_slots(srv, why, sizeof(why))) == 0 &&
+		    start_guest(srv, slot, id, req, len, fds, nfds, 1) == 0)
+			return;
+	}
+	if (rc == 0)
+		rc = wait_for_slot(srv, slot, id, req, len, fds, nfds, why, sizeof(why));
+	if (rc < 0)
+		refuse(srv, id, rc, req->program, why);
+}
+
+/* A slot of the caller's was given back: start the waiting spawns, oldest
+ * first, until none is left or no slot is free. Each is decoded again from
+ * its own bytes, in the request buffer, which is free between requests. */
+static void serve_waiting(struct iso_server *srv)
+{
+	struct iso_waiting *w;
+
+	while ((w = srv->waitq.head) != NULL) {
+		struct iso_guest_slot *slot = &srv->slots[w->entry];
+		uint32_t id = slot->id;
+		char why[256];
+
+		memcpy(srv->rbuf, w->request, w->len);
+		/* It was decoded when it came; it is the same bytes. */
+		if (iso_wire_decode(srv->rbuf, w->len, &srv->msg, why, sizeof(why)) < 0) {
+			refuse(srv, id, EINVAL, NULL, why);
+			end_wait(srv, slot);
+			continue;
+		}
+		/* The entry is free while it starts: the guest's if it does. */
+		slot->id = 0;
+		slot->waiting = NULL;
+		srv->nlive--;
+		if (start_guest(srv, slot, id, &srv->msg.u.spawn, w->len, w->fds, w->nfds, 1) == 1) {
+			slot->id = id;
+			slot->waiting = w;
+			srv->nlive++;
+			return;
+		}
+		waitq_drop(&srv->waitq, w);
+	}
+}
+
+/* Refuse each waiting spawn whose time is up, saying how long it waited. */
+static void expire_waiting(struct iso_server *srv)
+{
+	uint64_t now = now_us();
+	struct iso_waiting *w;
+	char why[256];
+
+	while ((w = waitq_expired(&srv->waitq, now)) != NULL) {
+		struct iso_guest_slot *slot = &srv->slots[w->entry];
+
+		iso_why(why, sizeof(why), EAGAIN, "uid %u holds %u guest slots, as many as its "
+			"rule's 'guests' allows, and none was given back in the %llu ms the "
+			"spawn waited", (unsigned)srv->caller.uid, (unsigned)srv->rule->guests_max,
+			(unsigned long long)((now - w->since_us) / 1000));
+		refuse(srv, slot->id, EAGAIN, NULL, why);
+		end_wait(srv, slot);
+	}
 }
 
 static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
@@ -256,6 +406,12 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 	 * can never reach a recycled pid. */
 	if (!g)
 		return;
+	/* Not started: the spawn is withdrawn, and answered so. */
+	if (g->waiting) {
+		refuse(srv, id, ECANCELED, NULL, "withdrawn by a KILL while it waited for a slot");
+		end_wait(srv, g);
+		return;
+	}
 	log_event(LOG_INFO, "kill id=%u caller=%s guest_uid=%u signal=%u", id,
 		  log_caller(), (unsigned)g->child.lease.uid, sig);
 	/* SIGSTOP would stop the reaper (signalled from outside its PID
@@ -431,7 +587,9 @@ static void shutdown_all(struct iso_server *srv)
 	for (size_t live = 0; end < ISO_GUESTS_MAX && live < srv->nlive; end++)
 		live += srv->slots[end].id != 0;
 	for (size_t i = 0; i < end; i++)
-		if (srv->slots[i].id)
+		if (srv->slots[i].waiting)
+			end_wait(srv, &srv->slots[i]);
+		else if (srv->slots[i].id)
 			(void)syscall(SYS_pidfd_send_signal, srv->slots[i].child.pidfd,
 				      SIGKILL, NULL, 0);
 	for (size_t i = 0; i < end; i++)
@@ -446,6 +604,7 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 	sigset_t stop;
 
 	srv->sock = sock;
+	srv->slot_watch = -1;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (srv->epfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, sock, &ev) < 0)
 		return iso_why_errno(why, n, "epoll");
@@ -478,7 +637,8 @@ int server_run(struct iso_server *srv)
 	srv->ctx.caller = srv->caller.uid;
 	srv->ctx.caller_net = srv->caller.net_ns;
 	while (serving) {
-		int nev = epoll_wait(srv->epfd, evs, 64, -1);
+		/* Asleep until an event, or the first waiting spawn's deadline. */
+		int nev = epoll_wait(srv->epfd, evs, 64, waitq_timeout_ms(&srv->waitq, now_us()));
 		if (nev < 0 && errno != EINTR) {
 			log_event(LOG_ERR, "epoll_wait: %s", strerror(errno));
 			break;
@@ -487,6 +647,9 @@ int server_run(struct iso_server *srv)
 			uint32_t tag = evs[i].data.u32;
 			if (tag == TAG_SIG) {
 				serving = 0;
+			} else if (tag == TAG_SLOTS) {
+				if (caller_slot_given(srv->slot_watch, srv->caller.uid, "guest"))
+					serve_waiting(srv);
 			} else if (tag == TAG_SOCK) {
 				/* Replies waiting for a client that went: their
 				 * send fails, and ends the connection. */
@@ -501,6 +664,14 @@ int server_run(struct iso_server *srv)
 				   srv->slots[tag - TAG_REPORT].id) {
 				report_guest(srv, &srv->slots[tag - TAG_REPORT]);
 			}
+		}
+		expire_waiting(srv);
+		/* No wake-up for a connection that does not wait: the watch
+		 * sees every caller's slots. */
+		if (srv->waitq.head == NULL && srv->slot_watch >= 0) {
+			(void)epoll_ctl(srv->epfd, EPOLL_CTL_DEL, srv->slot_watch, NULL);
+			close(srv->slot_watch);
+			srv->slot_watch = -1;
 		}
 		if (srv->noutq >= OUTQ_MAX)
 			serving = 0;

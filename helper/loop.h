@@ -12,14 +12,17 @@
 #include "creds.h"
 #include "policy.h"
 #include "spawn.h"
+#include "waitq.h"
 #include "wire.h"
 #include "world.h"
 
-#define ISO_GUESTS_MAX 1024 /* live guests of one connection */
+#define ISO_GUESTS_MAX 1024 /* live and waiting guests of one connection */
 
-/* A live guest of the connection, or a free slot (id 0). */
+/* A live guest of the connection, one waiting for a slot of its caller's,
+ * or a free entry (id 0). */
 struct iso_guest_slot {
 	uint32_t id; /* 0 = free */
+	struct iso_waiting *waiting; /* not NULL: it waits, nothing started */
 	struct iso_child child;
 	uint64_t start_us;
 	uint64_t cpu_limit_s;
@@ -40,7 +43,9 @@ struct iso_server {
 	unsigned long started;	      /* guests started on this connection */
 
 	struct iso_guest_slot slots[ISO_GUESTS_MAX];
-	size_t nlive;
+	size_t nlive;		      /* entries taken, live or waiting */
+	struct iso_waitq waitq;	      /* the waiting, oldest first */
+	int slot_watch;		      /* caller_slot_watch() while any waits */
 	struct iso_outq *outq;	      /* replies the client has not taken */
 	size_t noutq;
 

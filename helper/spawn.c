@@ -2,7 +2,7 @@
  * spawn.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
- *   helper (root): lease a pool uid
+ *   helper (root): with a slot of the caller's (loop.c), lease a pool uid
  *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
  *     (a spare) or else now; the helper hands it the uid and the request
  *   reaper (root, all three uids): close what it does not need, decide
@@ -621,7 +621,7 @@ static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
 	return 0;
 }
 
-int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
 		const void *request, size_t len, const int *fds, size_t nfds,
 		struct iso_child *child, int *client_chan, char *why, size_t n)
 {
@@ -629,6 +629,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
 	int rc = 0;
 
 	*client_chan = -1;
+	child->lease.slot_fd = slot_fd;
 	if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
 		return rc;
 	if (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0) {

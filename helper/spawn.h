@@ -52,14 +52,16 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 
 /*
  * Start the guest of `plan`, decided from the datagram request[0..len)
- * that carried the stdio descriptors fds[0..nfds): lease a pool uid and
- * hand the uid, that datagram and its descriptors to the spare, or to a
- * reaper cloned now when there is none; with a channel, take the caller's
- * end. Returns 0 with *child filled and *client_chan the caller's end of
- * the channel (or -1); or -errno with a reason, and then nothing is left
- * running, leased or open. The descriptors stay the caller's.
+ * that carried the stdio descriptors fds[0..nfds): lease a pool uid for
+ * the caller's slot slot_fd (caller_slot_take), which the guest holds
+ * from then on, and hand the uid, that datagram and its descriptors to
+ * the spare, or to a reaper cloned now when there is none; with a
+ * channel, take the caller's end. Returns 0 with *child filled and
+ * *client_chan the caller's end of the channel (or -1); or -errno with a
+ * reason, and then nothing is left running, leased, held or open. The
+ * descriptors stay the caller's.
  */
-int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
 		const void *request, size_t len, const int *fds, size_t nfds,
 		struct iso_child *child, int *client_chan, char *why, size_t n);
 

@@ -271,6 +271,16 @@ ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
 #define ISO_TIMEOUT_NONE UINT64_MAX
 ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms);
 
+/*
+ * Let iso_spawn() wait up to `ms` milliseconds for one of the caller's
+ * slots (its rule's "guests", counted over all its connections) to free
+ * up, instead of failing with -EAGAIN at once; 0, the default, does not
+ * wait. While it waits, the spawn holds no uid and no slot, and the helper
+ * serves the connection's other requests; spawns of one connection that
+ * wait start in the order they came. Returns 0.
+ */
+ISO_PUBLIC int iso_spec_set_wait_slot(iso_spec *spec, uint64_t ms);
+
 enum iso_network {
 	ISO_NETWORK_DEFAULT = 0, /* what the policy rule says */
 	ISO_NETWORK_NONE,	 /* loopback only, in its own namespace */
@@ -334,8 +344,9 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind);
  * iso_spec_set_stdio(), or a grant that is not a directory or a regular
  * file); -E2BIG the request does not fit in one message; -EAGAIN the pool
  * is exhausted, or the caller has as many live guests (over all its
- * connections) as its rule's "guests" allows (a guest whose end
- * iso_wait() reported no longer counts); -ENOSYS the kernel
+ * connections) as its rule's "guests" allows and none ended within
+ * iso_spec_set_wait_slot()'s wait (a guest whose end iso_wait() reported
+ * no longer counts); -ENOSYS the kernel
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
  * -ENOMEM; -EIO.
  */

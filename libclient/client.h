@@ -34,6 +34,7 @@ struct iso_spec {
 	uint64_t limits[ISO_LIMIT_COUNT];
 	uint32_t limits_set; /* bit (1 << enum iso_limit) */
 	uint64_t timeout_ms;
+	uint64_t wait_slot_ms;
 	uint32_t network;
 	/* Paths the caller lends, as it gave them: opened at iso_spawn(). */
 	char *read_paths[ISO_PATHS_MAX];

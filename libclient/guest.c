@@ -56,6 +56,7 @@ static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
 	memcpy(w->limits, spec->limits, sizeof(w->limits));
 	w->limits_set = spec->limits_set;
 	w->timeout_ms = spec->timeout_ms;
+	w->wait_slot_ms = spec->wait_slot_ms;
 	w->network = spec->network;
 	w->channel = (uint32_t)spec->channel;
 	w->stdio_mask = 0;

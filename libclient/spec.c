@@ -242,6 +242,12 @@ ISO_PUBLIC int iso_spec_set_timeout(iso_spec *spec, uint64_t ms)
 	return 0;
 }
 
+ISO_PUBLIC int iso_spec_set_wait_slot(iso_spec *spec, uint64_t ms)
+{
+	spec->wait_slot_ms = ms;
+	return 0;
+}
+
 ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net)
 {
 	if ((unsigned)net > ISO_NETWORK_HOST)

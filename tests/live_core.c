@@ -283,9 +283,10 @@ static void read_msg(int sock, struct iso_wire_msg *m, uint8_t *buf)
 	ck_assert_msg(iso_wire_decode(buf, (size_t)len, m, why, sizeof(why)) == 0, "%s", why);
 }
 
-/* Send SPAWN of `probe COMMAND` (ARG may be NULL) on a raw connection. */
-static void send_probe_spawn(int sock, uint32_t id, const char *command,
-			     const char *arg, uint64_t timeout_ms)
+/* Send SPAWN of `probe COMMAND` (ARG may be NULL) on a raw connection,
+ * which may wait wait_ms for a slot. */
+static void send_probe_spawn_waiting(int sock, uint32_t id, const char *command,
+				     const char *arg, uint64_t timeout_ms, uint64_t wait_ms)
 {
 	static uint8_t out[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
@@ -300,9 +301,16 @@ static void send_probe_spawn(int sock, uint32_t id, const char *command,
 	m.u.spawn.argv[2] = arg;
 	m.u.spawn.argc = arg ? 3 : 2;
 	m.u.spawn.timeout_ms = timeout_ms;
+	m.u.spawn.wait_slot_ms = wait_ms;
 	len = iso_wire_encode(&m, out, sizeof(out));
 	ck_assert_int_gt(len, 0);
 	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
+}
+
+static void send_probe_spawn(int sock, uint32_t id, const char *command,
+			     const char *arg, uint64_t timeout_ms)
+{
+	send_probe_spawn_waiting(sock, id, command, arg, timeout_ms, 0);
 }
 
 /* Entries in /proc/PID/fd (the test's root part reads the helper's). */
@@ -628,13 +636,13 @@ END_TEST
 
 /* As the caller, a helper with an empty environment on a raw connection,
  * its HELLO read into m: its pid, and the connection in *sock. */
-static pid_t start_helper_ready(int *sock, struct iso_wire_msg *m, uint8_t *buf)
+static pid_t start_helper_ready(uid_t caller, int *sock, struct iso_wire_msg *m, uint8_t *buf)
 {
 	char *argv[] = { "isospawn-helper", NULL };
 	char *envp[] = { NULL };
 	pid_t pid;
 
-	become(T_CALLER);
+	become(caller);
 	pid = start_helper_raw(argv, envp, 0, sock);
 	read_msg(*sock, m, buf);
 	ck_assert_int_eq(m->type, ISO_MSG_HELLO);
@@ -649,7 +657,7 @@ START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
 	int sock, status;
-	pid_t pid = start_helper_ready(&sock, &m, buf);
+	pid_t pid = start_helper_ready(T_CALLER, &sock, &m, buf);
 
 	for (int round = 0; round < 3; round++) {
 		send_probe_spawn(sock, (uint32_t)round, "exit", "0",
@@ -692,7 +700,7 @@ START_TEST(live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot)
 	static struct iso_wire_msg m;
 	uint32_t reapers[4];
 	int sock, status;
-	pid_t pid = start_helper_ready(&sock, &m, buf);
+	pid_t pid = start_helper_ready(T_CALLER, &sock, &m, buf);
 
 	for (uint32_t id = 1; id <= 3; id++) {
 		send_probe_spawn(sock, id, "sleep", "60", 0);
@@ -725,6 +733,53 @@ START_TEST(live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot)
 	for (int i = 1; i <= 3; i++)
 		ck_assert_msg(kill((pid_t)reapers[i], 0) < 0 && errno == ESRCH,
 			      "reaper %u outlived its helper", reapers[i]);
+}
+END_TEST
+
+/* The caller of tests/policy.conf.in with one slot, this file's alone. */
+#define C_ONE 4000082u
+
+/* Read the next message: of `type`, for request `id`. */
+static void expect_msg(int sock, struct iso_wire_msg *m, uint8_t *buf, int type, uint32_t id)
+{
+	read_msg(sock, m, buf);
+	ck_assert_msg(m->type == type && m->id == id, "type %d for %u, not %d for %u%s%s",
+		      m->type, m->id, type, id, m->type == ISO_MSG_REFUSED ? ": " : "",
+		      m->type == ISO_MSG_REFUSED ? m->u.refused.message : "");
+}
+
+/* With one slot held, spawns of one connection that wait start in the
+ * order they came, each once the one before has ended and given the slot
+ * back; a KILL naming one that waits withdraws it (its SPAWN answered,
+ * ECANCELED); and the connection closed with one waiting ends its helper
+ * at once, nothing left. */
+START_TEST(live_waiting_spawns_start_in_order_and_a_kill_withdraws_one)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg m;
+	int sock, status;
+	pid_t pid = start_helper_ready(C_ONE, &sock, &m, buf);
+
+	send_probe_spawn(sock, 1, "sleep", "60", 0);
+	expect_msg(sock, &m, buf, ISO_MSG_SPAWNED, 1);
+	send_probe_spawn_waiting(sock, 2, "exit", "0", 0, 60000);
+	send_probe_spawn_waiting(sock, 3, "exit", "0", 0, 60000);
+	send_probe_spawn_waiting(sock, 4, "sleep", "60", 0, 60000);
+	send_probe_spawn_waiting(sock, 5, "exit", "0", 0, 60000);
+	send_kill(sock, 5);
+	expect_msg(sock, &m, buf, ISO_MSG_REFUSED, 5);
+	ck_assert_int_eq(m.u.refused.err, ECANCELED);
+	send_kill(sock, 1);
+	expect_msg(sock, &m, buf, ISO_MSG_EXITED, 1);
+	expect_msg(sock, &m, buf, ISO_MSG_SPAWNED, 2);
+	expect_msg(sock, &m, buf, ISO_MSG_EXITED, 2);
+	expect_msg(sock, &m, buf, ISO_MSG_SPAWNED, 3);
+	expect_msg(sock, &m, buf, ISO_MSG_EXITED, 3);
+	expect_msg(sock, &m, buf, ISO_MSG_SPAWNED, 4);
+	send_probe_spawn_waiting(sock, 6, "exit", "0", 0, 60000);
+	close(sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 END_TEST
 
@@ -1075,6 +1130,7 @@ static Suite *core_suite(void)
 	tcase_add_test(helper, live_helper_refuses_non_socket_fd3);
 	tcase_add_test(helper, live_helper_refuses_reserved_id_and_overlong_timeout);
 	tcase_add_test(helper, live_helper_refuses_the_id_of_a_live_guest_past_a_free_slot);
+	tcase_add_test(helper, live_waiting_spawns_start_in_order_and_a_kill_withdraws_one);
 	tcase_add_test(cli, live_cli_env_reaches_guest_and_secret_does_not);
 	tcase_add_test(cli, live_cli_exit_codes_follow_env_and_timeout);
 	tcase_add_test(cli, live_cli_timeout_none_only_where_the_rule_sets_no_ceiling);

@@ -295,6 +295,17 @@ static int was_swept(pid_t stray)
 	return 0;
 }
 
+/* What the helper does for a guest: take one of the caller's slots, then
+ * lease a uid of the pool for it. */
+static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
+		      char *why, size_t n)
+{
+	lease->slot_fd = caller_slot_take(caller, "guest", rule->guests_max, why, n);
+	if (lease->slot_fd < 0)
+		return lease->slot_fd;
+	return lease_acquire(rule, caller, lease, why, n);
+}
+
 /* Review finding 2: every uid taken from the pool is swept (every process
  * whose real or saved uid it is, killed): at its first lease, after a
  * helper died holding it, and after a lease given back in order too, as a
@@ -310,22 +321,22 @@ START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
 	stray = stray_of(GUEST_UID, GUEST_UID);
-	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "the first lease of the uid did not sweep it");
 	lease_release(&lease);
 	stray = stray_of(GUEST_UID, CALLER_UID);
-	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease given back in order was not swept again "
 		      "(a set-user-ID process of the uid survived)");
 	lease_release(&lease);
 	/* The holder dies: its locks go, lease_release() never runs. */
 	holder = fork();
 	if (holder == 0)
-		_exit(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0 ? 0 : 1);
+		_exit(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0 ? 0 : 1);
 	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder could not lease");
 	stray = stray_of(GUEST_UID, GUEST_UID);
-	ck_assert_msg(lease_acquire(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
+	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease whose holder died was not swept");
 	lease_release(&lease);
 }
@@ -339,12 +350,12 @@ static void second_lease_waits_for_the_first(const struct iso_rule *rule, const 
 	char why[256] = "";
 
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
-	ck_assert_msg(lease_acquire(rule, CALLER_UID, &lease, why, sizeof(why)) == 0, "lease: %s",
+	ck_assert_msg(take_lease(rule, CALLER_UID, &lease, why, sizeof(why)) == 0, "lease: %s",
 		      why);
-	ck_assert_int_eq(lease_acquire(rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
+	ck_assert_int_eq(take_lease(rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
 	ck_assert_msg(strstr(why, refusal) != NULL, "%s", why);
 	lease_release(&lease);
-	ck_assert_msg(lease_acquire(rule, CALLER_UID, &second, why, sizeof(why)) == 0,
+	ck_assert_msg(take_lease(rule, CALLER_UID, &second, why, sizeof(why)) == 0,
 		      "lease once the first is given back: %s", why);
 	lease_release(&second);
 }
@@ -370,7 +381,7 @@ START_TEST(lease_never_takes_the_callers_uid)
 	char why[256] = "";
 
 	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
-	ck_assert_int_eq(lease_acquire(&rule, GUEST_UID, &lease, why, sizeof(why)), -EAGAIN);
+	ck_assert_int_eq(take_lease(&rule, GUEST_UID, &lease, why, sizeof(why)), -EAGAIN);
 	ck_assert_msg(strstr(why, "is in use") != NULL, "%s", why);
 }
 END_TEST
@@ -387,6 +398,41 @@ START_TEST(lease_never_takes_a_uid_another_lease_holds)
 				 .guests_max = 2 };
 
 	second_lease_waits_for_the_first(&rule, "is in use");
+}
+END_TEST
+
+/* A slot given back wakes a watch (helper/loop.c waits on one); taking
+ * one, failing to take one, or another caller's slot given back does not:
+ * else two helpers that wait would wake each other in turn, each failed
+ * attempt the other's wake-up. Here CALLER_UID's decimal digits begin
+ * another caller's, whose slots must not count as its. */
+START_TEST(slot_given_back_wakes_a_watch_and_a_failed_take_does_not)
+{
+	const uid_t other = CALLER_UID * 10 + 1;
+	char why[256] = "";
+	int watch, held, other_held;
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	ck_assert_msg((watch = caller_slot_watch(why, sizeof(why))) >= 0, "watch: %s", why);
+	ck_assert_msg((held = caller_slot_take(CALLER_UID, "guest", 1, why, sizeof(why))) >= 0,
+		      "take: %s", why);
+	ck_assert_int_eq(caller_slot_given(watch, CALLER_UID, "guest"), 0);
+	ck_assert_int_eq(caller_slot_take(CALLER_UID, "guest", 1, why, sizeof(why)), -EAGAIN);
+	ck_assert_msg(caller_slot_given(watch, CALLER_UID, "guest") == 0,
+		      "a failed take woke the watch");
+	ck_assert_msg((other_held = caller_slot_take(other, "guest", 1, why, sizeof(why))) >= 0,
+		      "take: %s", why);
+	caller_slot_give(other_held);
+	ck_assert_msg(caller_slot_given(watch, CALLER_UID, "guest") == 0,
+		      "another caller's slot given back woke the watch");
+	caller_slot_give(held);
+	ck_assert_msg(caller_slot_given(watch, CALLER_UID, "guest") == 1,
+		      "a slot given back did not wake the watch");
+	/* Free by the time the watch says so. */
+	ck_assert_msg((held = caller_slot_take(CALLER_UID, "guest", 1, why, sizeof(why))) >= 0,
+		      "take once given back: %s", why);
+	close(held);
+	close(watch);
 }
 END_TEST
 
@@ -412,6 +458,7 @@ int main(void)
 	tcase_add_test(tc, lease_holds_one_of_the_callers_slots);
 	tcase_add_test(tc, lease_never_takes_the_callers_uid);
 	tcase_add_test(tc, lease_never_takes_a_uid_another_lease_holds);
+	tcase_add_test(tc, slot_given_back_wakes_a_watch_and_a_failed_take_does_not);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -121,6 +121,7 @@ static void raw_valid(uint16_t tag)
 		raw_limit(ISO_LIMIT_NOFILE, 64);
 		break;
 	case ISO_F_TIMEOUT_MS:
+	case ISO_F_WAIT_SLOT_MS:
 		raw_u64(tag, 5000);
 		break;
 	case ISO_F_USAGE:
@@ -275,6 +276,7 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->channel, y->channel);
 		ck_assert_uint_eq(x->stdio_mask, y->stdio_mask);
 		ck_assert_pstr_eq(x->cwd, y->cwd);
+		ck_assert_uint_eq(x->wait_slot_ms, y->wait_slot_ms);
 		break;
 	}
 	case ISO_MSG_KILL:
@@ -443,6 +445,7 @@ START_TEST(round_trip_spawn_every_field)
 	s->channel = 1;
 	s->stdio_mask = 5;
 	s->cwd = "/tmp/job";
+	s->wait_slot_ms = 2500;
 	assert_round_trip(&m);
 }
 END_TEST
@@ -475,6 +478,7 @@ START_TEST(round_trip_spawn_maximum_counts)
 	s->network = ISO_NETWORK_HOST;
 	s->channel = 1;
 	s->stdio_mask = 7;
+	s->wait_slot_ms = UINT64_MAX;
 	assert_round_trip(&m);
 	ck_assert_str_eq(decoded.u.spawn.argv[ISO_ARGS_MAX - 1], "arg1023");
 }
@@ -774,6 +778,7 @@ START_TEST(decode_fills_defaults_for_absent_fields)
 	ck_assert_uint_eq(s->limits_set, 0);
 	ck_assert_uint_eq(s->timeout_ms, 0);
 	ck_assert_uint_eq(s->network | s->channel | s->stdio_mask, 0);
+	ck_assert_uint_eq(s->wait_slot_ms, 0);
 	ck_assert_uint_eq(decoded.id, 77);
 	ck_assert_uint_eq(decoded.type, ISO_MSG_SPAWN);
 }
@@ -1002,6 +1007,9 @@ START_TEST(decode_refuses_tag_not_allowed_for_type)
 	raw_required_except(ISO_MSG_GUEST, 0);
 	raw_valid(ISO_F_ARG);
 	expect_refused(raw_decode(), "field 6 (ARG): not allowed in GUEST");
+	raw_required_except(ISO_MSG_GUEST, 0);
+	raw_valid(ISO_F_WAIT_SLOT_MS);
+	expect_refused(raw_decode(), "field 6 (WAIT_SLOT_MS): not allowed in GUEST");
 }
 END_TEST
 
@@ -1015,6 +1023,7 @@ static const struct {
 	{ ISO_MSG_SPAWN, ISO_F_NETWORK, "NETWORK" },
 	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, "CHANNEL" },
 	{ ISO_MSG_SPAWN, ISO_F_STDIO, "STDIO" },
+	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, "WAIT_SLOT_MS" },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, "SIGNAL" },
 	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, "LANDLOCK_ABI" },
 	{ ISO_MSG_HELLO, ISO_F_ERRNO, "ERRNO" },
@@ -1309,6 +1318,8 @@ static const struct {
 	{ ISO_MSG_SPAWN, ISO_F_STDIO, 0, 4 },
 	{ ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 4, 8 },
 	{ ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 9, 8 },
+	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 4, 8 },
+	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 9, 8 },
 	{ ISO_MSG_SPAWN, ISO_F_LIMIT, 8, 12 },
 	{ ISO_MSG_SPAWN, ISO_F_LIMIT, 16, 12 },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, 8, 4 },
@@ -1526,6 +1537,7 @@ START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 			m.u.spawn.nwrite = 1;
 			m.u.spawn.channel = 1;
 			m.u.spawn.stdio_mask = 3;
+			m.u.spawn.wait_slot_ms = 1500;
 		} else if (type == ISO_MSG_HELLO) {
 			m.u.hello.err = EPERM;
 			m.u.hello.message = "policy file is group-writable";
