@@ -15,7 +15,10 @@
  *    reaped everything there (and reported so) or has been waited for.
  *    Every uid taken from the pool is swept (every process whose real or
  *    saved uid it is, killed) before it is used: what a helper that died
- *    left, and what a set-user-ID file a guest left let anyone start.
+ *    left, and what a set-user-ID file a guest left let anyone start;
+ *    but one that comes back to the connection that gave it back, its
+ *    file still holding that connection's mark (no lease since: a lease
+ *    empties the file), as if the connection had kept it.
  *  - A lease holds one of the caller's slots: the caller never holds more
  *    than its rule's 'guests'. A slot is given back (caller_slot_give)
  *    before the close that wakes those waiting for one, and only a slot
@@ -214,11 +217,11 @@ int state_prepare(char *why, size_t n)
 }
 
 /* An exclusive flock on `path` (made if missing), which the kernel drops
- * if the helper dies. Opened for writing (`rw`, a lease file), the file is
- * emptied: what a helper that died left in it (a lease's record) goes; a
- * slot file holds nothing and is opened read-only (caller_slot_give says
- * why). The descriptor, or -errno with a reason naming path: -EAGAIN
- * (flock's EWOULDBLOCK, the same on Linux) when another holds it. */
+ * if the helper dies; opened for writing (`rw`: a lease file, whose record
+ * or mark lease_acquire() reads and empties) or else read-only (a slot
+ * file, which holds nothing: caller_slot_give says why). The descriptor,
+ * or -errno with a reason naming path: -EAGAIN (flock's EWOULDBLOCK, the
+ * same on Linux) when another holds it. */
 static int lock_file(const char *path, int rw, char *why, size_t n)
 {
 	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -228,7 +231,7 @@ static int lock_file(const char *path, int rw, char *why, size_t n)
 		return iso_why_errno(why, n, "%s", path);
 	/* Made by an older helper with its caller's group: root's now. */
 	(void)!fchown(fd, 0, 0);
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && (!rw || ftruncate(fd, 0) == 0))
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return fd;
 	rc = iso_why_errno(why, n, "%s", path);
 	close(fd);
@@ -363,31 +366,46 @@ int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, siz
 }
 
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
-		  char *why, size_t n)
+		  const struct iso_given_uids *given, char *why, size_t n)
 {
-	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1;
+	uint64_t size = (uint64_t)rule->pool_last - rule->pool_first + 1, mark = 0;
 	char path[sizeof(ISO_LEASE_DIR) + 16];
 	uint32_t start = 0;
-	int fd = -EAGAIN, rc;
+	ssize_t got = 0;
+	int fd = -EAGAIN, kept, rc;
 
-	/* A random starting point spreads concurrent helpers over the pool
+	/* The uids the connection gave back first; then from a random
+	 * starting point, which spreads concurrent helpers over the pool
 	 * instead of having them all contend for its first uid. */
 	if (getrandom(&start, sizeof(start), GRND_NONBLOCK) < 0)
 		start = (uint32_t)getpid();
-	for (uint64_t i = 0; i < size && fd == -EAGAIN; i++) {
-		lease->uid = rule->pool_first + (uid_t)((start + i) % size);
-		if (lease->uid == 0 || lease->uid == (uid_t)-1 || lease->uid == caller)
+	for (uint64_t i = 0; i < ISO_GIVEN_UIDS + size && fd == -EAGAIN; i++) {
+		if (i < ISO_GIVEN_UIDS)
+			lease->uid = given ? given->uids[i] : 0;
+		else
+			lease->uid = rule->pool_first + (uid_t)((start + i) % size);
+		if (lease->uid < rule->pool_first || lease->uid > rule->pool_last ||
+		    lease->uid == 0 || lease->uid == (uid_t)-1 || lease->uid == caller)
 			continue;
 		snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, (unsigned)lease->uid);
 		fd = lock_file(path, 1, why, n);
 	}
-	if (fd >= 0 && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
+	/* What a helper that died left in the file (a record) goes. */
+	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || ftruncate(fd, 0) < 0)) {
+		close(fd);
+		fd = iso_why_errno(why, n, "%s", path);
+	}
+	/* As if kept (struct iso_given_uids): asked about and swept when
+	 * the connection first took it. */
+	kept = given && given->mark != 0 && got == sizeof(mark) && mark == given->mark;
+	if (fd >= 0 && !kept && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
 		close(fd);
 		fd = rc;
 	}
 	if (fd >= 0) {
 		lease->lock_fd = fd;
-		uid_sweep(lease->uid);
+		if (!kept)
+			uid_sweep(lease->uid);
 		return 0;
 	}
 	caller_slot_give(lease->slot_fd);
@@ -397,8 +415,19 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		       (unsigned)rule->pool_first, (unsigned)rule->pool_last);
 }
 
-void lease_release(struct iso_lease *lease)
+void lease_release(struct iso_lease *lease, struct iso_given_uids *given)
 {
+	size_t i = 0;
+
+	/* The file holds no record by now (spawn.c lease_put): the mark
+	 * says the uid has had no lease since, until another takes it. */
+	if (given && given->mark != 0 &&
+	    pwrite(lease->lock_fd, &given->mark, sizeof(given->mark), 0) == sizeof(given->mark)) {
+		while (i < ISO_GIVEN_UIDS - 1 && given->uids[i] != lease->uid)
+			i++;
+		memmove(&given->uids[1], &given->uids[0], i * sizeof(uid_t));
+		given->uids[0] = lease->uid;
+	}
 	close(lease->lock_fd);
 	caller_slot_give(lease->slot_fd);
 }

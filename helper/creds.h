@@ -49,6 +49,19 @@ struct iso_lease {
 	int slot_fd;
 };
 
+#define ISO_GIVEN_UIDS 16 /* uids a connection remembers giving back */
+
+/*
+ * The uids a connection gave back last, which it takes first again: one
+ * whose lease file still holds the connection's mark has had no lease
+ * since (a lease empties the file), so it is not swept again, as if the
+ * connection had kept it, though any helper could take it meanwhile.
+ */
+struct iso_given_uids {
+	uint64_t mark;			/* the connection's; 0: none */
+	uid_t uids[ISO_GIVEN_UIDS];	/* newest first; 0: none */
+};
+
 /* Check every directory above ISO_STATE_DIR as the policy's, then create
  * (or verify) the root-only state directories. */
 int state_prepare(char *why, size_t n);
@@ -65,13 +78,16 @@ int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, siz
 /*
  * Lease a free uid of the rule's pool, never the caller's, for the slot
  * lease->slot_fd of the caller's (caller_slot_take), which the lease holds
- * from then on; every process whose real or saved uid it is gets killed
- * first. Returns 0; or -EAGAIN when every uid of the pool is leased,
- * -EACCES when the uid it took is an account's (pool_id_not_an_account),
- * or -errno, and then the slot is given back.
+ * from then on: one of `given` (NULL: none) if one is free, else any;
+ * every process whose real or saved uid it is gets killed first, and it is
+ * checked to be no account's, unless it comes back unleased since (struct
+ * iso_given_uids). Returns 0; or
+ * -EAGAIN when every uid of the pool is leased, -EACCES when the uid it
+ * took is an account's (pool_id_not_an_account), or -errno, and then the
+ * slot is given back.
  */
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
-		  char *why, size_t n);
+		  const struct iso_given_uids *given, char *why, size_t n);
 
 /*
  * One of the caller's `max` slots of `what` (ISO_STATE_DIR/callers/UID.whatN),
@@ -97,8 +113,8 @@ int caller_slot_given(int watch, uid_t caller, const char *what);
 
 /* Give the uid and its slot back, once for each lease_acquire(): only once
  * no process a guest started under it can be left (every guest's reaper
- * waited for). */
-void lease_release(struct iso_lease *lease);
+ * waited for); with `given`, marked and remembered there. */
+void lease_release(struct iso_lease *lease, struct iso_given_uids *given);
 
 /*
  * In a child, still root: become uid/gid (gid = uid) with no supplementary

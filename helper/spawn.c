@@ -40,9 +40,9 @@
  *    into static buffers; only the guest's environment (request_decide)
  *    is allocated, in the reaper's own copy of the helper's memory.
  *  - A spare serves one guest and carries nothing from one to another: it
- *    is cloned with fresh namespaces and a uid just swept, keeps no
- *    descriptor of the helper's but what every reaper keeps, and holds no
- *    memory but the helper's own.
+ *    is cloned with fresh namespaces and a uid swept or back untouched
+ *    (creds.h), keeps no descriptor of the helper's but what every reaper
+ *    keeps, and holds no memory but the helper's own.
  */
 #include "config.h"
 
@@ -56,6 +56,7 @@
 #include <stdnoreturn.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -349,12 +350,12 @@ static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
  * request: as a spare, while the helper has nothing else to do (so that
  * the clone and the new namespaces are not paid while a caller waits), or
  * else when the request comes. It serves one guest and carries nothing
- * from one to the next (fresh namespaces, a uid just swept, only the
- * helper's own memory). In order: its own descriptors; the uid and the
- * request the helper forwards (the very datagram, and the caller's
- * descriptors), decided again from the same bytes under the same rule;
- * the deadline, its own session, the network (and its namespace), the
- * guest's world; then the guest. Its one socket to the helper
+ * from one to the next (fresh namespaces, a uid swept or back untouched,
+ * only the helper's own memory). In order: its own descriptors; the uid
+ * and the request the helper forwards (the very datagram, and the
+ * caller's descriptors), decided again from the same bytes under the same
+ * rule; the deadline, its own session, the network (and its namespace),
+ * the guest's world; then the guest. Its one socket to the helper
  * (report_fd) brings the request and takes back the channel and the
  * report.
  */
@@ -563,6 +564,9 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	ctx->world = world;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	/* Random: no other connection's is the same (0: none, always sweep). */
+	if (getrandom(&ctx->given.mark, sizeof(ctx->given.mark), GRND_NONBLOCK) < 0)
+		ctx->given.mark = 0;
 	if (ctx->devnull < 0 || ctx->helper_pidfd < 0)
 		return iso_why_errno(why, n, "/dev/null or pidfd_open");
 	return 0;
@@ -570,11 +574,13 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 
 /* Everything the guest started is gone: its record (loop.c) leaves the
  * lease file, and the uid and the caller's slot are given back, so that a
- * guest whose end was told never makes a later spawn fail. */
-static void lease_put(struct iso_lease *lease)
+ * guest whose end was told never makes a later spawn fail. The uid is the
+ * connection's next guest's if no other helper takes it meanwhile
+ * (struct iso_given_uids). */
+static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
 	(void)!ftruncate(lease->lock_fd, 0); /* no record: not live */
-	lease_release(lease);
+	lease_release(lease, &ctx->given);
 	lease->lock_fd = -1;
 }
 
@@ -630,7 +636,8 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 
 	*client_chan = -1;
 	child->lease.slot_fd = slot_fd;
-	if ((rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, why, n)) < 0)
+	rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, &ctx->given, why, n);
+	if (rc < 0)
 		return rc;
 	if (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0) {
 		/* No spare was ready (or it went): one cloned now takes the
@@ -640,7 +647,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 			rc = iso_why(why, n, EPIPE, "the reaper went before its request");
 	}
 	if (rc < 0) {
-		lease_put(&child->lease);
+		lease_put(ctx, &child->lease);
 		return rc;
 	}
 	if (plan->channel &&
@@ -688,7 +695,7 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	/* The reaper killed and reaped all of its namespace before it wrote
 	 * this (it is root's, so nothing of the uid is left): the uid may
 	 * serve the next guest while the namespaces are torn down. */
-	lease_put(&child->lease);
+	lease_put(ctx, &child->lease);
 	return 0;
 }
 
@@ -707,7 +714,7 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 						.stage = ISO_STAGE_NONE };
 		ex->code = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : SIGKILL;
 		take_usage(&ru, ex);
-		lease_put(&child->lease);
+		lease_put(ctx, &child->lease);
 	}
 	close(child->pidfd);
 	close(child->report_fd);

@@ -37,6 +37,7 @@ struct iso_spawn_ctx {
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
 	uid_t caller;	  /* the caller, whose uid no guest may have */
 	int caller_net;	  /* the caller's network namespace, or -1: the helper's */
+	struct iso_given_uids given; /* the uids its guests gave back last */
 	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
 				   * no lease until it has one */
 	pid_t factory_pid;	  /* what clones the reapers (0: none yet) */

@@ -296,14 +296,21 @@ static int was_swept(pid_t stray)
 }
 
 /* What the helper does for a guest: take one of the caller's slots, then
- * lease a uid of the pool for it. */
-static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
-		      char *why, size_t n)
+ * lease a uid of the pool for it, for a connection that gave back `given`
+ * (NULL: none). */
+static int take_given(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
+		      const struct iso_given_uids *given, char *why, size_t n)
 {
 	lease->slot_fd = caller_slot_take(caller, "guest", rule->guests_max, why, n);
 	if (lease->slot_fd < 0)
 		return lease->slot_fd;
-	return lease_acquire(rule, caller, lease, why, n);
+	return lease_acquire(rule, caller, lease, given, why, n);
+}
+
+static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
+		      char *why, size_t n)
+{
+	return take_given(rule, caller, lease, NULL, why, n);
 }
 
 /* Review finding 2: every uid taken from the pool is swept (every process
@@ -323,12 +330,12 @@ START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 	stray = stray_of(GUEST_UID, GUEST_UID);
 	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "the first lease of the uid did not sweep it");
-	lease_release(&lease);
+	lease_release(&lease, NULL);
 	stray = stray_of(GUEST_UID, CALLER_UID);
 	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease given back in order was not swept again "
 		      "(a set-user-ID process of the uid survived)");
-	lease_release(&lease);
+	lease_release(&lease, NULL);
 	/* The holder dies: its locks go, lease_release() never runs. */
 	holder = fork();
 	if (holder == 0)
@@ -338,7 +345,50 @@ START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 	stray = stray_of(GUEST_UID, GUEST_UID);
 	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease whose holder died was not swept");
-	lease_release(&lease);
+	lease_release(&lease, NULL);
+}
+END_TEST
+
+/* A uid a connection gave back comes back to it first, and unswept only
+ * while no other lease of it came between: taken by another connection
+ * since, or by a helper that died holding it, it is swept again. (A pool
+ * of one uid: every take is of it.) */
+START_TEST(lease_given_back_comes_back_unswept_only_untouched)
+{
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
+				 .guests_max = 1 };
+	struct iso_given_uids mine = { .mark = 0x1111 }, other = { .mark = 0x2222 };
+	struct iso_lease lease;
+	char why[256] = "";
+	pid_t stray, holder;
+	int status;
+
+	ck_assert_msg(state_prepare(why, sizeof(why)) == 0, "state_prepare: %s", why);
+	ck_assert_msg(take_given(&rule, 0, &lease, &mine, why, sizeof(why)) == 0, "%s", why);
+	lease_release(&lease, &mine);
+	ck_assert_uint_eq(mine.uids[0], GUEST_UID);
+	/* Back to the connection that gave it, untouched: as if kept. */
+	stray = stray_of(GUEST_UID, GUEST_UID);
+	ck_assert_msg(take_given(&rule, 0, &lease, &mine, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(!was_swept(stray), "a uid that came back untouched was swept");
+	lease_release(&lease, &mine);
+	/* Another connection's lease between: swept. */
+	ck_assert_msg(take_given(&rule, 0, &lease, &other, why, sizeof(why)) == 0, "%s", why);
+	lease_release(&lease, &other);
+	stray = stray_of(GUEST_UID, GUEST_UID);
+	ck_assert_msg(take_given(&rule, 0, &lease, &mine, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(was_swept(stray), "a uid another connection leased since was not swept");
+	lease_release(&lease, &mine);
+	/* A helper that died holding it: swept. */
+	holder = fork();
+	if (holder == 0)
+		_exit(take_given(&rule, 0, &lease, &other, why, sizeof(why)) == 0 ? 0 : 1);
+	ck_assert_int_eq(waitpid(holder, &status, 0), holder);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the holder could not lease");
+	stray = stray_of(GUEST_UID, GUEST_UID);
+	ck_assert_msg(take_given(&rule, 0, &lease, &mine, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(was_swept(stray), "a uid whose holder died was not swept");
+	lease_release(&lease, &mine);
 }
 END_TEST
 
@@ -354,10 +404,10 @@ static void second_lease_waits_for_the_first(const struct iso_rule *rule, const 
 		      why);
 	ck_assert_int_eq(take_lease(rule, CALLER_UID, &second, why, sizeof(why)), -EAGAIN);
 	ck_assert_msg(strstr(why, refusal) != NULL, "%s", why);
-	lease_release(&lease);
+	lease_release(&lease, NULL);
 	ck_assert_msg(take_lease(rule, CALLER_UID, &second, why, sizeof(why)) == 0,
 		      "lease once the first is given back: %s", why);
-	lease_release(&second);
+	lease_release(&second, NULL);
 }
 
 /* Review finding 5: a lease holds one of the caller's 'guests' slots until
@@ -456,6 +506,7 @@ int main(void)
 	tcase_add_test(tc, drop_with_capabilities_left_is_refused);
 	tcase_add_test(tc, lease_sweeps_every_uid_taken_from_the_pool);
 	tcase_add_test(tc, lease_holds_one_of_the_callers_slots);
+	tcase_add_test(tc, lease_given_back_comes_back_unswept_only_untouched);
 	tcase_add_test(tc, lease_never_takes_the_callers_uid);
 	tcase_add_test(tc, lease_never_takes_a_uid_another_lease_holds);
 	tcase_add_test(tc, slot_given_back_wakes_a_watch_and_a_failed_take_does_not);
