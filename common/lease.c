@@ -57,6 +57,14 @@ int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap)
 	return 0;
 }
 
+int iso_lease_clear(int fd, uint64_t word)
+{
+	if (pwrite(fd, &word, sizeof(word), 0) != sizeof(word) ||
+	    ftruncate(fd, sizeof(word)) < 0)
+		return -errno;
+	return 0;
+}
+
 int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
 		   struct iso_wire_msg *out)
 {

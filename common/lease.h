@@ -9,9 +9,12 @@
  * guest's id, its caller, the helper serving it, its uid, its reaper's pid
  * and start time, its program, when it started, its limits, timeout and
  * network. Never an argument or an environment value: those may be
- * secrets. Otherwise it holds no record: empty while a helper holds the
- * uid (creds.c empties it when it takes the lock, and sweeps the uid
- * whatever the file held).
+ * secrets. Otherwise it holds no record but eight bytes: zero while a
+ * helper holds the uid (creds.c writes them when it takes the lock, and
+ * sweeps the uid whatever the file held), else the mark of the connection
+ * that gave it back (creds.h, struct iso_given_uids). Never nothing: ext4
+ * writes a file truncated to nothing back to disk when it is closed
+ * (auto_da_alloc), and a spawn waited for that.
  * The directory and files are root's alone (0700, 0600).
  *
  * A record is live only while its reaper, the same pid with the same start
@@ -47,6 +50,9 @@ uint64_t iso_proc_start_ticks(pid_t pid);
  * clock filled in. Returns 0 or -errno.
  */
 int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap);
+
+/* Make lease file fd hold no record: eight bytes, `word`. 0 or -errno. */
+int iso_lease_clear(int fd, uint64_t word);
 
 /*
  * Read the lease file `path` into buf (cap bytes, which must outlive *out)

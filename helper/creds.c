@@ -18,7 +18,7 @@
  *    left, and what a set-user-ID file a guest left let anyone start;
  *    but one that comes back to the connection that gave it back, its
  *    file still holding that connection's mark (no lease since: a lease
- *    empties the file), as if the connection had kept it.
+ *    erases it), as if the connection had kept it.
  *  - A lease holds one of the caller's slots: the caller never holds more
  *    than its rule's 'guests'. A slot is given back (caller_slot_give)
  *    before the close that wakes those waiting for one, and only a slot
@@ -218,7 +218,7 @@ int state_prepare(char *why, size_t n)
 
 /* An exclusive flock on `path` (made if missing), which the kernel drops
  * if the helper dies; opened for writing (`rw`: a lease file, whose record
- * or mark lease_acquire() reads and empties) or else read-only (a slot
+ * or mark lease_acquire() reads and erases) or else read-only (a slot
  * file, which holds nothing: caller_slot_give says why). The descriptor,
  * or -errno with a reason naming path: -EAGAIN (flock's EWOULDBLOCK, the
  * same on Linux) when another holds it. */
@@ -391,7 +391,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		fd = lock_file(path, 1, why, n);
 	}
 	/* What a helper that died left in the file (a record) goes. */
-	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || ftruncate(fd, 0) < 0)) {
+	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || iso_lease_clear(fd, 0) < 0)) {
 		close(fd);
 		fd = iso_why_errno(why, n, "%s", path);
 	}
@@ -419,10 +419,10 @@ void lease_release(struct iso_lease *lease, struct iso_given_uids *given)
 {
 	size_t i = 0;
 
-	/* The file holds no record by now (spawn.c lease_put): the mark
-	 * says the uid has had no lease since, until another takes it. */
-	if (given && given->mark != 0 &&
-	    pwrite(lease->lock_fd, &given->mark, sizeof(given->mark), 0) == sizeof(given->mark)) {
+	/* The record goes; the mark says the uid has had no lease since,
+	 * until another takes it. */
+	if (iso_lease_clear(lease->lock_fd, given ? given->mark : 0) == 0 && given &&
+	    given->mark != 0) {
 		while (i < ISO_GIVEN_UIDS - 1 && given->uids[i] != lease->uid)
 			i++;
 		memmove(&given->uids[1], &given->uids[0], i * sizeof(uid_t));

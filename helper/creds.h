@@ -54,7 +54,7 @@ struct iso_lease {
 /*
  * The uids a connection gave back last, which it takes first again: one
  * whose lease file still holds the connection's mark has had no lease
- * since (a lease empties the file), so it is not swept again, as if the
+ * since (a lease erases it), so it is not swept again, as if the
  * connection had kept it, though any helper could take it meanwhile.
  */
 struct iso_given_uids {

@@ -579,7 +579,6 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
  * (struct iso_given_uids). */
 static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 {
-	(void)!ftruncate(lease->lock_fd, 0); /* no record: not live */
 	lease_release(lease, &ctx->given);
 	lease->lock_fd = -1;
 }
