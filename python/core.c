@@ -379,6 +379,7 @@ static int u64_arg(PyObject *o, void *out)
 	X(set_stdio, int3)          \
 	X(set_limit, int_u64)       \
 	X(set_timeout, u64)         \
+	X(set_wait_slot, u64)       \
 	X(set_network, int)         \
 	X(add_read_path, str)       \
 	X(add_write_path, str)      \
