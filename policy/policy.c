@@ -142,7 +142,8 @@ static int stopped(const struct load *l)
  * holds every word of one line with room to spare; only a message that
  * also quotes another rule's file name (any path, for isospawnctl check)
  * can be cut short, and then only its end. */
-static int vsay(struct load *l, int rc, const char *file, unsigned line, const char *fmt,
+static int __attribute__((format(printf, 5, 0)))
+vsay(struct load *l, int rc, const char *file, unsigned line, const char *fmt,
 		va_list ap)
 {
 	char msg[2 * ISO_POLICY_LINE_MAX + PATH_MAX], text[sizeof(msg) + PATH_MAX + 32];

@@ -39,7 +39,14 @@ err=$(mktemp) || exit 99
 trap 'rm -f "$err"' EXIT
 trap 'exit 1' HUP INT PIPE TERM
 start=$(date +%s)
+# The VM hides the host's /tmp: lend the sources too when they are out of
+# the build tree (make distcheck builds under /tmp).
+src=$(cd "$(dirname "$0")/.." && pwd -P)
 set -- --rw "$PWD" --timeout 600
+case $src/ in
+"$(pwd -P)"/*) ;;
+*) set -- --rw "$src" "$@" ;;
+esac
 # The suite keeps the VM's initramfs in the build tree (Makefile.am).
 [ -n "${VM_CACHE:-}" ] && set -- "$@" --cache "$VM_CACHE"
 "$(dirname "$0")/vm/vm-run" "$@" -- \
