@@ -8,7 +8,8 @@
  *  - The decoder MUST NOT accept anything the schema below does not allow:
  *    unknown types and tags, surplus or missing fields, bad lengths and
  *    out-of-range numbers, an EXITED's reason with an outcome other than
- *    FAILED are refused, with a one-line reason.
+ *    FAILED, a PLAN's GRANT_WRITE naming a grant it lacks are refused,
+ *    with a one-line reason.
  *  - The encoder MUST NOT emit anything the decoder refuses, and its output
  *    is canonical (fields in schema order, absent optional fields omitted),
  *    so encode(decode(x)) == x for every x it produced.
@@ -24,7 +25,7 @@
 
 enum kind {
 	K_STR,	 /* str; singular: const char *, repeated: array + count */
-	K_U32,	 /* u32 in [min, max]; absent = 0 */
+	K_U32,	 /* u32 in [min, max]; absent = 0; repeated: array + count */
 	K_I32,	 /* u32 on the wire in [min, max]; stored int32_t, absent = -1 */
 	K_U64,	 /* u64; absent = 0 */
 	K_LIMIT, /* limits[] at off, limits_set at count_off */
@@ -39,8 +40,8 @@ struct rule {
 	uint16_t max_count; /* 1 singular, else repeated */
 	uint32_t min, max;  /* K_STR: max bytes incl. NUL; K_U32/K_I32: range */
 	size_t off;	    /* the value, or the array, in struct iso_wire_msg */
-	size_t count_off;   /* repeated K_STR: its uint32_t count; K_LIMIT: the
-			     * uint32_t bit set of limits given */
+	size_t count_off;   /* repeated K_STR, K_U32: its uint32_t count;
+			     * K_LIMIT: the uint32_t bit set of limits given */
 };
 
 #define MSG_OFF(member) offsetof(struct iso_wire_msg, u.member)
@@ -54,6 +55,10 @@ struct rule {
 	{ tag, K_STR, abs, req, 1, 0, cap, MSG_OFF(member), 0 }
 #define NUM_ONE(tag, kind, member, req, lo, hi)                               \
 	{ tag, kind, false, req, 1, lo, hi, MSG_OFF(member), 0 }
+#define U32_ARRAY(tag, member, count, lo, hi)                                 \
+	{ tag, K_U32, false, 0,                                               \
+	  sizeof(((struct iso_wire_msg *)0)->u.member) / sizeof(uint32_t),    \
+	  lo, hi, MSG_OFF(member), MSG_OFF(count) }
 #define LIMITS(type)                                                          \
 	{ ISO_F_LIMIT, K_LIMIT, false, 0, ISO_LIMIT_COUNT, 0, 0,              \
 	  MSG_OFF(type.limits), MSG_OFF(type.limits_set) }
@@ -77,6 +82,25 @@ static const struct rule spawn_rules[] = {
 	NUM_ONE(ISO_F_STDIO, K_U32, spawn.stdio_mask, 0, 0, 7),
 	STR_ONE(ISO_F_CWD, spawn.cwd, 0, ISO_WIRE_PATH_MAX, true),
 	NUM_ONE(ISO_F_WAIT_SLOT_MS, K_U64, spawn.wait_slot_ms, 0, 0, 0),
+	U32_ARRAY(ISO_F_PASS_FD, spawn.pass_fds, spawn.npass, 3, ISO_PASS_FD_LIMIT - 1),
+};
+static const struct rule plan_rules[] = {
+	NUM_ONE(ISO_F_UID, K_U32, plan.uid, 1, 0, UINT32_MAX),
+	STR_ONE(ISO_F_PROGRAM, plan.program, 1, ISO_WIRE_PATH_MAX, true),
+	STR_ARRAY(ISO_F_ARG, plan.argv, plan.argc, 1, ISO_WIRE_STR_MAX, false),
+	STR_ARRAY(ISO_F_ENV, plan.envp, plan.nenv, 0, ISO_WIRE_STR_MAX, false),
+	LIMITS(plan),
+	NUM_ONE(ISO_F_TIMEOUT_MS, K_U64, plan.timeout_ms, 0, 0, 0),
+	NUM_ONE(ISO_F_NETWORK, K_U32, plan.network, 0, 0, ISO_NETWORK_HOST),
+	STR_ARRAY(ISO_F_GRANT, plan.grants, plan.ngrants, 0, ISO_WIRE_PATH_MAX, true),
+	NUM_ONE(ISO_F_GRANT_WRITE, K_U64, plan.grants_write, 0, 0, 0),
+	STR_ONE(ISO_F_CWD, plan.cwd, 0, ISO_WIRE_PATH_MAX, true),
+	NUM_ONE(ISO_F_CHANNEL, K_U32, plan.channel, 0, 0, ISO_CHANNEL_STREAM),
+	NUM_ONE(ISO_F_STDIO, K_U32, plan.stdio_mask, 0, 0, 7),
+	U32_ARRAY(ISO_F_PASS_FD, plan.pass_fds, plan.npass, 3, ISO_PASS_FD_LIMIT - 1),
+};
+static const struct rule cloned_rules[] = {
+	NUM_ONE(ISO_F_PID, K_U32, cloned.pid, 1, 1, UINT32_MAX),
 };
 static const struct rule kill_rules[] = {
 	NUM_ONE(ISO_F_SIGNAL, K_U32, kill.signal, 1, 1, 64),
@@ -147,17 +171,22 @@ static const struct schema {
 	[ISO_MSG_RULE] = { "RULE", NULL, 0 },
 	[ISO_MSG_RULE_TEXT] = SCHEMA("RULE_TEXT", rule_text_rules),
 	[ISO_MSG_DONE] = { "DONE", NULL, 0 },
+	[ISO_MSG_PLAN] = SCHEMA("PLAN", plan_rules),
+	[ISO_MSG_CLONE] = { "CLONE", NULL, 0 },
+	[ISO_MSG_CLONED] = SCHEMA("CLONED", cloned_rules),
+	[ISO_MSG_CHANNEL] = { "CHANNEL", NULL, 0 },
 };
-_Static_assert(COUNT(spawn_rules) <= MAX_RULES,
+_Static_assert(COUNT(spawn_rules) <= MAX_RULES && COUNT(plan_rules) <= MAX_RULES,
 	       "the decoder counts fields per rule in an array of MAX_RULES");
 
-static const char *const field_names[ISO_F_TEXT + 1] = {
+static const char *const field_names[ISO_F_MAX + 1] = {
 	[ISO_F_PROGRAM] = "PROGRAM",	     [ISO_F_ARG] = "ARG",
 	[ISO_F_FORWARD] = "FORWARD",	     [ISO_F_OVERRIDE] = "OVERRIDE",
 	[ISO_F_LIMIT] = "LIMIT",	     [ISO_F_TIMEOUT_MS] = "TIMEOUT_MS",
 	[ISO_F_NETWORK] = "NETWORK",	     [ISO_F_READ_PATH] = "READ_PATH",
 	[ISO_F_WRITE_PATH] = "WRITE_PATH",   [ISO_F_CHANNEL] = "CHANNEL",
 	[ISO_F_STDIO] = "STDIO",	     [ISO_F_CWD] = "CWD",
+	[ISO_F_PASS_FD] = "PASS_FD",
 	[ISO_F_SIGNAL] = "SIGNAL",
 	[ISO_F_WAIT_SLOT_MS] = "WAIT_SLOT_MS",
 	[ISO_F_LANDLOCK_ABI] = "LANDLOCK_ABI", [ISO_F_ERRNO] = "ERRNO",
@@ -169,6 +198,8 @@ static const char *const field_names[ISO_F_TEXT + 1] = {
 	[ISO_F_HELPER] = "HELPER",	     [ISO_F_START_TICKS] = "START_TICKS",
 	[ISO_F_STARTED] = "STARTED",	     [ISO_F_FILE] = "FILE",
 	[ISO_F_LINE] = "LINE",		     [ISO_F_TEXT] = "TEXT",
+	[ISO_F_ENV] = "ENV",		     [ISO_F_GRANT] = "GRANT",
+	[ISO_F_GRANT_WRITE] = "GRANT_WRITE",
 };
 
 static const char *field_name(uint16_t tag)
@@ -207,6 +238,12 @@ static uint64_t get64(const uint8_t *p)
 static bool reason_fits(const struct iso_wire_exited *e)
 {
 	return e->reason == NULL || e->outcome == ISO_OUTCOME_FAILED;
+}
+
+/* A PLAN's GRANT_WRITE names only grants it has. */
+static bool grants_fit(const struct iso_wire_plan *p)
+{
+	return p->ngrants >= 64 || p->grants_write >> p->ngrants == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -276,6 +313,19 @@ static int put_rule(struct writer *w, const struct rule *r,
 		const char *s = *AT_CONST(msg, r->off, str_ptr);
 		return s == NULL && r->min_count == 0 ? 0 : put_str(w, r, s);
 	}
+	if (r->kind == K_U32 && r->max_count > 1) {
+		uint32_t n = *AT_CONST(msg, r->count_off, uint32_t);
+		const uint32_t *v = AT_CONST(msg, r->off, uint32_t);
+		if (n > r->max_count)
+			return -EINVAL;
+		for (uint32_t i = 0; i < n; i++) {
+			if (v[i] < r->min || v[i] > r->max)
+				return -EINVAL;
+			put_field_header(w, r->tag, 4);
+			put_le(w, v[i], 4);
+		}
+		return 0;
+	}
 	if (r->kind == K_U32 || r->kind == K_I32) {
 		int64_t v = r->kind == K_U32 ?
 				    (int64_t)*AT_CONST(msg, r->off, uint32_t) :
@@ -329,7 +379,8 @@ long iso_wire_encode(const struct iso_wire_msg *msg, uint8_t *buf,
 	if (msg == NULL || msg->type == 0 || msg->type > ISO_MSG_TYPE_MAX)
 		return -EINVAL;
 	const struct schema *s = &schemas[msg->type];
-	if (msg->type == ISO_MSG_EXITED && !reason_fits(&msg->u.exited))
+	if ((msg->type == ISO_MSG_EXITED && !reason_fits(&msg->u.exited)) ||
+	    (msg->type == ISO_MSG_PLAN && !grants_fit(&msg->u.plan)))
 		return -EINVAL;
 	struct writer w = { buf, cap < ISO_WIRE_MAX ? cap : ISO_WIRE_MAX, 0,
 			    false };
@@ -407,10 +458,14 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 			return iso_why(why, why_size, EBADMSG,
 				       "field %u (%s): value %u out of range %u..%u",
 				       index, name, x, r->min, r->max);
-		if (r->kind == K_U32)
-			*AT(out, r->off, uint32_t) = x;
-		else
+		if (r->kind == K_I32) {
 			*AT(out, r->off, int32_t) = (int32_t)x;
+		} else if (r->max_count > 1) {
+			AT(out, r->off, uint32_t)[nth] = x;
+			*AT(out, r->count_off, uint32_t) = nth + 1;
+		} else {
+			*AT(out, r->off, uint32_t) = x;
+		}
 	} else if (r->kind == K_U64) {
 		*AT(out, r->off, uint64_t) = get64(v);
 	} else if (r->kind == K_LIMIT) {
@@ -526,5 +581,9 @@ int iso_wire_decode(const uint8_t *buf, size_t len, struct iso_wire_msg *out,
 		return iso_why(why, why_size, EBADMSG,
 			       "EXITED: a MESSAGE with outcome %u, not FAILED",
 			       out->u.exited.outcome);
+	if (type == ISO_MSG_PLAN && !grants_fit(&out->u.plan))
+		return iso_why(why, why_size, EBADMSG,
+			       "PLAN: GRANT_WRITE names a grant beyond its %u",
+			       out->u.plan.ngrants);
 	return 0;
 }

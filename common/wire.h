@@ -31,12 +31,22 @@
  * the guest's stdio (in order 0, 1, 2 for the bits set in ISO_F_STDIO),
  * then one for each grant, in the order of its READ_PATH and then its
  * WRITE_PATH fields (each the object the caller opened, the field its path
- * in the guest's tree); the client's channel end with SPAWNED.
+ * in the guest's tree), then one for each PASS_FD, in order; the client's
+ * channel end with SPAWNED.
  *
  * isospawnctl's conversation (a connection of its own): LIST is answered by
  * a GUEST per live guest of the caller, then DONE; STOP by DONE or REFUSED;
  * RULE by RULE_TEXT or REFUSED. A GUEST datagram is also what a lease file
  * holds while its uid runs a guest (lease.h).
+ *
+ * Inside the helper (never from or to a client, which is refused them):
+ * the helper sends its reaper factory CLONE, answered by CLONED with the
+ * new reaper's pidfd and socket, or by REFUSED. On that socket the helper
+ * sends the reaper one PLAN, the decided guest, with the descriptors in
+ * the order SPAWN's are described above (stdio, the grants in the PLAN's
+ * order, the passed ones); the reaper answers, with a channel, CHANNEL
+ * (the caller's end, or no descriptor when the guest never made it), then
+ * EXITED when the guest and all it started are gone.
  */
 #ifndef ISO_WIRE_H
 #define ISO_WIRE_H
@@ -56,6 +66,9 @@
 #define ISO_WIRE_STR_MAX (ISO_ENV_NAME_MAX + 1 + ISO_ENV_VALUE_MAX + 1)
 #define ISO_WIRE_PATH_MAX 4096  /* bytes in a path, including NUL */
 #define ISO_WIRE_FORWARD_MAX 16 /* forwarded variables in one request */
+/* Variables in a guest's environment: forwarded, PATH, overrides, TMPDIR
+ * and the channel's. */
+#define ISO_WIRE_ENV_MAX (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 3)
 #define ISO_WIRE_TEXT_MAX 1024  /* bytes in a reason or notes, with NUL */
 #define ISO_WIRE_RULE_MAX (64 * 1024 + 1) /* a rule's text (a whole policy
 					   * file at most), with NUL */
@@ -75,7 +88,11 @@ enum iso_msg_type {
 	ISO_MSG_RULE = 10,   /* client -> helper: the caller's rule */
 	ISO_MSG_RULE_TEXT = 11, /* helper -> client: that rule, as written */
 	ISO_MSG_DONE = 12,   /* helper -> client: LIST complete, STOP done */
-	ISO_MSG_TYPE_MAX = 12
+	ISO_MSG_PLAN = 13,   /* helper -> reaper: the decided guest */
+	ISO_MSG_CLONE = 14,  /* helper -> factory: a new reaper */
+	ISO_MSG_CLONED = 15, /* factory -> helper: its pid (pidfd, socket) */
+	ISO_MSG_CHANNEL = 16, /* reaper -> helper: the caller's channel end */
+	ISO_MSG_TYPE_MAX = 16
 };
 
 enum iso_field {
@@ -94,6 +111,8 @@ enum iso_field {
 	ISO_F_CWD = 12,	       /* str path: the guest's working directory */
 	ISO_F_WAIT_SLOT_MS = 13, /* u64: wait this long for one of the caller's
 				  * slots ('guests'); absent = refuse at once */
+	ISO_F_PASS_FD = 14,    /* u32 3..ISO_PASS_FD_LIMIT-1, repeated
+				* <= ISO_PASS_FDS_MAX, with a descriptor */
 	/* KILL */
 	ISO_F_SIGNAL = 20,     /* u32, 1..64, required */
 	/* HELLO */
@@ -122,6 +141,12 @@ enum iso_field {
 	ISO_F_FILE = 70,       /* str path, required */
 	ISO_F_LINE = 71,       /* u32 >= 1, required */
 	ISO_F_TEXT = 72,       /* str <= ISO_WIRE_RULE_MAX, required */
+	/* PLAN; also UID (required), PROGRAM, ARG, LIMIT, TIMEOUT_MS, NETWORK,
+	 * CWD, CHANNEL, STDIO, PASS_FD */
+	ISO_F_ENV = 80,	       /* str NAME=value, <= ISO_WIRE_ENV_MAX */
+	ISO_F_GRANT = 81,      /* str path, <= 2 * ISO_PATHS_MAX, in path order */
+	ISO_F_GRANT_WRITE = 82, /* u64: bit i set = GRANT i read-write */
+	ISO_F_MAX = 82
 };
 
 struct iso_wire_spawn {
@@ -144,6 +169,34 @@ struct iso_wire_spawn {
 	uint32_t stdio_mask; /* bits 0..2 */
 	const char *cwd;     /* NULL = the guest's /tmp */
 	uint64_t wait_slot_ms; /* 0 = refuse at once when no slot is free */
+	uint32_t pass_fds[ISO_PASS_FDS_MAX]; /* the guest's numbers for them */
+	uint32_t npass;
+};
+
+/* What the helper decided, all its reaper does: every value final. */
+struct iso_wire_plan {
+	uint32_t uid; /* the pool uid leased for the guest */
+	const char *program;
+	const char *argv[ISO_ARGS_MAX + 1]; /* NULL-terminated */
+	uint32_t argc;
+	const char *envp[ISO_WIRE_ENV_MAX + 1]; /* the whole environment */
+	uint32_t nenv;
+	uint64_t limits[ISO_LIMIT_COUNT]; /* effective values */
+	uint32_t limits_set;
+	uint64_t timeout_ms; /* 0 = none */
+	uint32_t network;    /* enum iso_network */
+	const char *grants[2 * ISO_PATHS_MAX + 1]; /* in the guest's tree */
+	uint32_t ngrants;
+	uint64_t grants_write; /* bit i: grants[i] is read-write */
+	const char *cwd;
+	uint32_t channel;
+	uint32_t stdio_mask;
+	uint32_t pass_fds[ISO_PASS_FDS_MAX];
+	uint32_t npass;
+};
+
+struct iso_wire_cloned {
+	uint32_t pid; /* the reaper */
 };
 
 struct iso_wire_kill {
@@ -214,6 +267,8 @@ struct iso_wire_msg {
 		struct iso_wire_guest guest;
 		struct iso_wire_stop stop;
 		struct iso_wire_rule_text rule_text;
+		struct iso_wire_plan plan;
+		struct iso_wire_cloned cloned;
 	} u;
 };
 

@@ -198,6 +198,8 @@ static void wire_seeds(void)
 	u32(ISO_F_CHANNEL, 1);
 	u32(ISO_F_STDIO, 7);
 	u64(ISO_F_WAIT_SLOT_MS, 5000);
+	u32(ISO_F_PASS_FD, 5);
+	u32(ISO_F_PASS_FD, 9);
 	finish("spawn-full");
 	spawn_with("spawn-minimal", ISO_F_ARG, "true", 1);
 
@@ -249,6 +251,32 @@ static void wire_seeds(void)
 	u32(ISO_F_CODE, 0);
 	str(ISO_F_MESSAGE, "a reason without a failure");
 	finish("exited-reason-not-failed");
+	/* Inside the helper: its factory's and its reapers' messages. */
+	header(ISO_MSG_PLAN, 0);
+	u32(ISO_F_UID, 1900000001);
+	str(ISO_F_PROGRAM, "/usr/bin/python3");
+	str(ISO_F_ARG, "python3");
+	str(ISO_F_ENV, "PATH=/usr/local/bin:/usr/bin:/bin");
+	str(ISO_F_ENV, "TMPDIR=/tmp");
+	for (uint32_t i = 0; i < ISO_LIMIT_COUNT; i++)
+		limit(i, 1000 + i);
+	u64(ISO_F_TIMEOUT_MS, 30000);
+	u32(ISO_F_NETWORK, ISO_NETWORK_NONE);
+	str(ISO_F_GRANT, "/srv/data");
+	str(ISO_F_GRANT, "/srv/data/out");
+	u64(ISO_F_GRANT_WRITE, 2);
+	str(ISO_F_CWD, "/srv/data/out");
+	u32(ISO_F_CHANNEL, 1);
+	u32(ISO_F_STDIO, 5);
+	u32(ISO_F_PASS_FD, 7);
+	finish("plan");
+	header(ISO_MSG_CLONE, 0);
+	finish("clone");
+	header(ISO_MSG_CLONED, 0);
+	u32(ISO_F_PID, 4243);
+	finish("cloned");
+	header(ISO_MSG_CHANNEL, 0);
+	finish("channel");
 
 	/* Counts at and one over their caps. */
 	spawn_with("args-1024", ISO_F_ARG, "a%u", ISO_ARGS_MAX);

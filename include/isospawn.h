@@ -319,6 +319,20 @@ ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path);
  * removes it). Returns 0; -EINVAL as iso_spec_add_write_path(); -ENOMEM. */
 ISO_PUBLIC int iso_spec_set_workdir(iso_spec *spec, const char *path);
 
+/*
+ * Hand the guest one of the caller's open descriptors, at the same number
+ * (as Python's subprocess pass_fds): fd 3 to ISO_PASS_FD_LIMIT - 1, not a
+ * directory, not 3 with a channel (the guest's channel is fd 3). The guest
+ * gets the open file description itself, as it gets its stdio: what the
+ * descriptor allows, its uid and confinement do not narrow. Not owned:
+ * it must stay open until iso_spawn() returns. Passing the same number
+ * twice counts once. Returns 0; -EINVAL out of range or a directory;
+ * -EBADF not open; -E2BIG more than ISO_PASS_FDS_MAX.
+ */
+ISO_PUBLIC int iso_spec_pass_fd(iso_spec *spec, int fd);
+#define ISO_PASS_FDS_MAX 16
+#define ISO_PASS_FD_LIMIT 1024
+
 /* A channel between the caller and the guest, which gets its end as fd 3
  * and ISOSPAWN_CHANNEL_FD=3: ISO_CHANNEL_MESSAGES (any non-zero value but
  * ISO_CHANNEL_STREAM), messages that keep their boundaries

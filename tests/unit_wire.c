@@ -94,6 +94,8 @@ static void raw_valid(uint16_t tag)
 	case ISO_F_PROGRAM:
 	case ISO_F_READ_PATH:
 	case ISO_F_WRITE_PATH:
+	case ISO_F_GRANT:
+	case ISO_F_CWD:
 	case ISO_F_FILE:
 		raw_str(tag, "/usr/bin/true");
 		break;
@@ -104,6 +106,9 @@ static void raw_valid(uint16_t tag)
 	case ISO_F_STARTED:
 		raw_u64(tag, 5000);
 		break;
+	case ISO_F_GRANT_WRITE: /* valid without a grant */
+		raw_u64(tag, 0);
+		break;
 	case ISO_F_ARG:
 		raw_str(tag, "true");
 		break;
@@ -111,6 +116,7 @@ static void raw_valid(uint16_t tag)
 		raw_str(tag, "LANG=C.UTF-8");
 		break;
 	case ISO_F_OVERRIDE:
+	case ISO_F_ENV:
 		raw_str(tag, "HOME=/tmp");
 		break;
 	case ISO_F_MESSAGE:
@@ -130,7 +136,10 @@ static void raw_valid(uint16_t tag)
 		for (int i = 1; i <= 4; i++)
 			raw_le((uint64_t)i, 8);
 		break;
-	default: /* every u32 field accepts 1 */
+	case ISO_F_PASS_FD:
+		raw_u32(tag, 3);
+		break;
+	default: /* every other u32 field accepts 1 */
 		raw_u32(tag, 1);
 		break;
 	}
@@ -146,6 +155,8 @@ static const uint16_t required_tags[ISO_MSG_TYPE_MAX + 1][6] = {
 	[ISO_MSG_GUEST] = { ISO_F_PROGRAM, ISO_F_PID, ISO_F_UID, ISO_F_CALLER, ISO_F_HELPER },
 	[ISO_MSG_STOP] = { ISO_F_UID },
 	[ISO_MSG_RULE_TEXT] = { ISO_F_FILE, ISO_F_LINE, ISO_F_TEXT },
+	[ISO_MSG_PLAN] = { ISO_F_UID, ISO_F_PROGRAM, ISO_F_ARG },
+	[ISO_MSG_CLONED] = { ISO_F_PID },
 };
 
 /* Header plus every required field of `type` except `skip`. */
@@ -239,6 +250,15 @@ static void valid_msg(uint8_t type, struct iso_wire_msg *msg)
 		msg->u.rule_text.line = 34;
 		msg->u.rule_text.text = "rule group:isospawn {\n\tpool 1-2\n}";
 		break;
+	case ISO_MSG_PLAN:
+		msg->u.plan.uid = 1900000007;
+		msg->u.plan.program = "/usr/bin/true";
+		msg->u.plan.argv[0] = "true";
+		msg->u.plan.argc = 1;
+		break;
+	case ISO_MSG_CLONED:
+		msg->u.cloned.pid = 4242;
+		break;
 	}
 }
 
@@ -249,6 +269,13 @@ static void assert_strv(const char *const *want, uint32_t nwant,
 	for (uint32_t i = 0; i < nwant; i++)
 		ck_assert_str_eq(want[i], got[i]);
 	ck_assert_ptr_null(got[ngot]);
+}
+
+static void assert_u32v(const uint32_t *want, uint32_t nwant, const uint32_t *got, uint32_t ngot)
+{
+	ck_assert_uint_eq(nwant, ngot);
+	for (uint32_t i = 0; i < nwant; i++)
+		ck_assert_uint_eq(want[i], got[i]);
 }
 
 static void assert_same(const struct iso_wire_msg *a,
@@ -277,8 +304,32 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->stdio_mask, y->stdio_mask);
 		ck_assert_pstr_eq(x->cwd, y->cwd);
 		ck_assert_uint_eq(x->wait_slot_ms, y->wait_slot_ms);
+		assert_u32v(x->pass_fds, x->npass, y->pass_fds, y->npass);
 		break;
 	}
+	case ISO_MSG_PLAN: {
+		const struct iso_wire_plan *x = &a->u.plan, *y = &b->u.plan;
+		ck_assert_uint_eq(x->uid, y->uid);
+		ck_assert_str_eq(x->program, y->program);
+		assert_strv(x->argv, x->argc, y->argv, y->argc);
+		assert_strv(x->envp, x->nenv, y->envp, y->nenv);
+		ck_assert_uint_eq(x->limits_set, y->limits_set);
+		for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+			if (x->limits_set & 1u << i)
+				ck_assert_uint_eq(x->limits[i], y->limits[i]);
+		ck_assert_uint_eq(x->timeout_ms, y->timeout_ms);
+		ck_assert_uint_eq(x->network, y->network);
+		assert_strv(x->grants, x->ngrants, y->grants, y->ngrants);
+		ck_assert_uint_eq(x->grants_write, y->grants_write);
+		ck_assert_pstr_eq(x->cwd, y->cwd);
+		ck_assert_uint_eq(x->channel, y->channel);
+		ck_assert_uint_eq(x->stdio_mask, y->stdio_mask);
+		assert_u32v(x->pass_fds, x->npass, y->pass_fds, y->npass);
+		break;
+	}
+	case ISO_MSG_CLONED:
+		ck_assert_uint_eq(a->u.cloned.pid, b->u.cloned.pid);
+		break;
 	case ISO_MSG_KILL:
 		ck_assert_uint_eq(a->u.kill.signal, b->u.kill.signal);
 		break;
@@ -340,6 +391,8 @@ static void assert_same(const struct iso_wire_msg *a,
 	case ISO_MSG_LIST:
 	case ISO_MSG_RULE:
 	case ISO_MSG_DONE:
+	case ISO_MSG_CLONE:
+	case ISO_MSG_CHANNEL:
 		break;
 	default:
 		ck_abort_msg("unknown type %u", a->type);
@@ -399,7 +452,8 @@ END_TEST
 
 START_TEST(round_trip_messages_without_fields)
 {
-	static const uint8_t types[] = { ISO_MSG_LIST, ISO_MSG_RULE, ISO_MSG_DONE };
+	static const uint8_t types[] = { ISO_MSG_LIST, ISO_MSG_RULE, ISO_MSG_DONE,
+					 ISO_MSG_CLONE, ISO_MSG_CHANNEL };
 
 	for (size_t i = 0; i < sizeof(types); i++) {
 		valid_msg(types[i], &m);
@@ -446,7 +500,80 @@ START_TEST(round_trip_spawn_every_field)
 	s->stdio_mask = 5;
 	s->cwd = "/tmp/job";
 	s->wait_slot_ms = 2500;
+	s->pass_fds[0] = 9;
+	s->pass_fds[1] = 3;
+	s->pass_fds[2] = ISO_PASS_FD_LIMIT - 1;
+	s->npass = 3;
 	assert_round_trip(&m);
+	ck_assert_uint_eq(decoded.u.spawn.pass_fds[0], 9); /* in the order given */
+}
+END_TEST
+
+/* The reaper's whole guest: every value the helper decided, grants in
+ * their order with which of them are writable. */
+START_TEST(round_trip_plan_every_field)
+{
+	valid_msg(ISO_MSG_PLAN, &m);
+	assert_round_trip(&m);
+	struct iso_wire_plan *p = &m.u.plan;
+	p->argv[1] = "-c";
+	p->argc = 2;
+	p->envp[0] = "PATH=/usr/bin:/bin";
+	p->envp[1] = "TMPDIR=/tmp";
+	p->envp[2] = "ISOSPAWN_CHANNEL_FD=3";
+	p->nenv = 3;
+	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
+		p->limits[i] = i == ISO_LIMIT_AS ? UINT64_MAX : (uint64_t)i + 7;
+	p->limits_set = (1u << ISO_LIMIT_COUNT) - 1;
+	p->timeout_ms = 60000;
+	p->network = ISO_NETWORK_NONE;
+	p->grants[0] = "/srv/data";
+	p->grants[1] = "/srv/data/out";
+	p->grants[2] = "/srv/z";
+	p->ngrants = 3;
+	p->grants_write = 0x2;
+	p->cwd = "/srv/data/out";
+	p->channel = ISO_CHANNEL_STREAM;
+	p->stdio_mask = 7;
+	p->pass_fds[0] = 5;
+	p->npass = 1;
+	assert_round_trip(&m);
+	for (uint32_t i = 0; i < 2 * ISO_PATHS_MAX; i++)
+		p->grants[i] = "/g";
+	p->ngrants = 2 * ISO_PATHS_MAX;
+	p->grants_write = UINT64_MAX;
+	for (uint32_t i = 0; i < ISO_WIRE_ENV_MAX; i++)
+		p->envp[i] = "X=1";
+	p->nenv = ISO_WIRE_ENV_MAX;
+	assert_round_trip(&m);
+}
+END_TEST
+
+START_TEST(round_trip_cloned)
+{
+	valid_msg(ISO_MSG_CLONED, &m);
+	ck_assert_int_eq(assert_round_trip(&m), ISO_WIRE_HEADER_SIZE + 10);
+}
+END_TEST
+
+/* GRANT_WRITE says which grants are writable: a bit past the last one
+ * is refused both ways, so no grant is writable by accident. */
+START_TEST(plan_refuses_a_write_bit_without_its_grant)
+{
+	valid_msg(ISO_MSG_PLAN, &m);
+	m.u.plan.grants[0] = "/a";
+	m.u.plan.ngrants = 1;
+	m.u.plan.grants_write = 0x2;
+	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)), -EINVAL);
+	raw_required_except(ISO_MSG_PLAN, 0);
+	raw_str(ISO_F_GRANT, "/a");
+	raw_u64(ISO_F_GRANT_WRITE, 3);
+	expect_refused(raw_decode(), "PLAN: GRANT_WRITE names a grant beyond its 1");
+	raw_required_except(ISO_MSG_PLAN, 0);
+	raw_str(ISO_F_GRANT, "/a");
+	raw_u64(ISO_F_GRANT_WRITE, 1);
+	ck_assert_int_eq(raw_decode(), 0);
+	ck_assert_uint_eq(decoded.u.plan.grants_write, 1);
 }
 END_TEST
 
@@ -611,7 +738,7 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
 	switch (i) {
 	case 0: msg->type = 0; return "type 0";
-	case 1: msg->type = ISO_MSG_TYPE_MAX + 1; return "type 13";
+	case 1: msg->type = ISO_MSG_TYPE_MAX + 1; return "type past the last";
 	case 2: s->argc = 0; return "argc 0";
 	case 3: s->argc = ISO_ARGS_MAX + 1; return "argc 1025";
 	case 4: s->program = NULL; return "NULL program";
@@ -899,10 +1026,13 @@ END_TEST
 
 START_TEST(decode_refuses_unknown_type)
 {
+	char want[64];
+
 	raw_header(ISO_WIRE_MAGIC, ISO_WIRE_VERSION, 0, 77);
 	expect_refused(raw_decode(), "unknown message type 0");
 	raw_header(ISO_WIRE_MAGIC, ISO_WIRE_VERSION, ISO_MSG_TYPE_MAX + 1, 78);
-	expect_refused(raw_decode(), "unknown message type 13");
+	snprintf(want, sizeof(want), "unknown message type %d", ISO_MSG_TYPE_MAX + 1);
+	expect_refused(raw_decode(), want);
 	ck_assert_uint_eq(decoded.id, 78); /* so the refusal can name it */
 }
 END_TEST
@@ -980,36 +1110,42 @@ START_TEST(decode_refuses_unknown_tag)
 }
 END_TEST
 
+/* LIST, RULE, DONE, CLONE and CHANNEL carry no field at all (bare); a
+ * client's request carries no decided environment or grants, and a plan
+ * nothing the helper must decide again. */
+static const struct {
+	uint8_t type;
+	int bare;
+	uint16_t tag;
+	const char *want;
+} misplaced[] = {
+	{ ISO_MSG_SPAWN, 0, ISO_F_SIGNAL, "field 3 (SIGNAL): not allowed in SPAWN" },
+	{ ISO_MSG_KILL, 0, ISO_F_PROGRAM, "field 2 (PROGRAM): not allowed in KILL" },
+	{ ISO_MSG_HELLO, 0, ISO_F_NOTES, "field 2 (NOTES): not allowed in HELLO" },
+	{ ISO_MSG_LIST, 1, ISO_F_UID, "field 1 (UID): not allowed in LIST" },
+	{ ISO_MSG_RULE, 1, ISO_F_TEXT, "field 1 (TEXT): not allowed in RULE" },
+	{ ISO_MSG_DONE, 1, ISO_F_ERRNO, "field 1 (ERRNO): not allowed in DONE" },
+	{ ISO_MSG_STOP, 0, ISO_F_SIGNAL, "field 2 (SIGNAL): not allowed in STOP" },
+	{ ISO_MSG_GUEST, 0, ISO_F_ARG, "field 6 (ARG): not allowed in GUEST" },
+	{ ISO_MSG_GUEST, 0, ISO_F_WAIT_SLOT_MS, "field 6 (WAIT_SLOT_MS): not allowed in GUEST" },
+	{ ISO_MSG_SPAWN, 0, ISO_F_ENV, "field 3 (ENV): not allowed in SPAWN" },
+	{ ISO_MSG_SPAWN, 0, ISO_F_GRANT, "field 3 (GRANT): not allowed in SPAWN" },
+	{ ISO_MSG_PLAN, 0, ISO_F_FORWARD, "field 4 (FORWARD): not allowed in PLAN" },
+	{ ISO_MSG_PLAN, 0, ISO_F_READ_PATH, "field 4 (READ_PATH): not allowed in PLAN" },
+	{ ISO_MSG_CHANNEL, 1, ISO_F_PID, "field 1 (PID): not allowed in CHANNEL" },
+	{ ISO_MSG_CLONE, 1, ISO_F_PID, "field 1 (PID): not allowed in CLONE" },
+};
+
 START_TEST(decode_refuses_tag_not_allowed_for_type)
 {
-	raw_required_except(ISO_MSG_SPAWN, 0);
-	raw_valid(ISO_F_SIGNAL);
-	expect_refused(raw_decode(), "field 3 (SIGNAL): not allowed in SPAWN");
-	raw_required_except(ISO_MSG_KILL, 0);
-	raw_valid(ISO_F_PROGRAM);
-	expect_refused(raw_decode(), "field 2 (PROGRAM): not allowed in KILL");
-	raw_required_except(ISO_MSG_HELLO, 0);
-	raw_valid(ISO_F_NOTES);
-	expect_refused(raw_decode(), "field 2 (NOTES): not allowed in HELLO");
-	/* LIST, RULE and DONE carry no field at all. */
-	raw_start(ISO_MSG_LIST);
-	raw_valid(ISO_F_UID);
-	expect_refused(raw_decode(), "field 1 (UID): not allowed in LIST");
-	raw_start(ISO_MSG_RULE);
-	raw_valid(ISO_F_TEXT);
-	expect_refused(raw_decode(), "field 1 (TEXT): not allowed in RULE");
-	raw_start(ISO_MSG_DONE);
-	raw_valid(ISO_F_ERRNO);
-	expect_refused(raw_decode(), "field 1 (ERRNO): not allowed in DONE");
-	raw_required_except(ISO_MSG_STOP, 0);
-	raw_valid(ISO_F_SIGNAL);
-	expect_refused(raw_decode(), "field 2 (SIGNAL): not allowed in STOP");
-	raw_required_except(ISO_MSG_GUEST, 0);
-	raw_valid(ISO_F_ARG);
-	expect_refused(raw_decode(), "field 6 (ARG): not allowed in GUEST");
-	raw_required_except(ISO_MSG_GUEST, 0);
-	raw_valid(ISO_F_WAIT_SLOT_MS);
-	expect_refused(raw_decode(), "field 6 (WAIT_SLOT_MS): not allowed in GUEST");
+	for (size_t i = 0; i < sizeof(misplaced) / sizeof(misplaced[0]); i++) {
+		if (misplaced[i].bare)
+			raw_start(misplaced[i].type);
+		else
+			raw_required_except(misplaced[i].type, 0);
+		raw_valid(misplaced[i].tag);
+		expect_refused(raw_decode(), misplaced[i].want);
+	}
 }
 END_TEST
 
@@ -1044,6 +1180,12 @@ static const struct {
 	{ ISO_MSG_STOP, ISO_F_UID, "UID" },
 	{ ISO_MSG_STOP, ISO_F_PID, "PID" },
 	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, "TEXT" },
+	{ ISO_MSG_PLAN, ISO_F_UID, "UID" },
+	{ ISO_MSG_PLAN, ISO_F_PROGRAM, "PROGRAM" },
+	{ ISO_MSG_PLAN, ISO_F_GRANT_WRITE, "GRANT_WRITE" },
+	{ ISO_MSG_PLAN, ISO_F_CWD, "CWD" },
+	{ ISO_MSG_PLAN, ISO_F_CHANNEL, "CHANNEL" },
+	{ ISO_MSG_CLONED, ISO_F_PID, "PID" },
 };
 
 START_TEST(decode_refuses_duplicated_singular_field)
@@ -1087,6 +1229,10 @@ static const struct {
 	{ ISO_MSG_RULE_TEXT, ISO_F_FILE, "RULE_TEXT: required field FILE missing" },
 	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, "RULE_TEXT: required field LINE missing" },
 	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, "RULE_TEXT: required field TEXT missing" },
+	{ ISO_MSG_PLAN, ISO_F_UID, "PLAN: required field UID missing" },
+	{ ISO_MSG_PLAN, ISO_F_PROGRAM, "PLAN: required field PROGRAM missing" },
+	{ ISO_MSG_PLAN, ISO_F_ARG, "PLAN: required field ARG missing" },
+	{ ISO_MSG_CLONED, ISO_F_PID, "CLONED: required field PID missing" },
 };
 
 START_TEST(decode_refuses_missing_required_field)
@@ -1274,6 +1420,7 @@ static const struct {
 	{ ISO_F_READ_PATH, ISO_PATHS_MAX, "READ_PATH" },
 	{ ISO_F_WRITE_PATH, ISO_PATHS_MAX, "WRITE_PATH" },
 	{ ISO_F_LIMIT, ISO_LIMIT_COUNT, "LIMIT" },
+	{ ISO_F_PASS_FD, ISO_PASS_FDS_MAX, "PASS_FD" },
 };
 
 /* A SPAWN with `n` instances of a repeated field (distinct limits). */
@@ -1387,6 +1534,13 @@ static const struct {
 	{ ISO_MSG_GUEST, ISO_F_NETWORK, 3, "(NETWORK): value 3 out of range 0..2" },
 	{ ISO_MSG_STOP, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
 	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, 0, "(LINE): value 0 out of range 1..4294967295" },
+	/* Never the guest's stdio; only as many as select() can name. */
+	{ ISO_MSG_SPAWN, ISO_F_PASS_FD, 2, "(PASS_FD): value 2 out of range 3..1023" },
+	{ ISO_MSG_SPAWN, ISO_F_PASS_FD, ISO_PASS_FD_LIMIT,
+	  "(PASS_FD): value 1024 out of range 3..1023" },
+	{ ISO_MSG_PLAN, ISO_F_PASS_FD, 0, "(PASS_FD): value 0 out of range 3..1023" },
+	{ ISO_MSG_PLAN, ISO_F_NETWORK, 3, "(NETWORK): value 3 out of range 0..2" },
+	{ ISO_MSG_CLONED, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
 };
 
 START_TEST(decode_refuses_out_of_range_number)
@@ -1551,6 +1705,21 @@ START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 			m.u.guest.timeout_ms = 1000;
 		} else if (type == ISO_MSG_STOP) {
 			m.u.stop.pid = 55;
+		} else if (type == ISO_MSG_PLAN) {
+			m.u.plan.envp[0] = "PATH=/bin";
+			m.u.plan.nenv = 1;
+			m.u.plan.limits_set = 0x3;
+			m.u.plan.limits[1] = 77;
+			m.u.plan.timeout_ms = 500;
+			m.u.plan.grants[0] = "/srv";
+			m.u.plan.grants[1] = "/srv/out";
+			m.u.plan.ngrants = 2;
+			m.u.plan.grants_write = 2;
+			m.u.plan.cwd = "/srv/out";
+			m.u.plan.channel = 1;
+			m.u.plan.stdio_mask = 2;
+			m.u.plan.pass_fds[0] = 4;
+			m.u.plan.npass = 1;
 		} else if (type == ISO_MSG_EXITED) {
 			m.u.exited.outcome = ISO_OUTCOME_FAILED;
 			m.u.exited.code = ENOTEMPTY;
@@ -1624,6 +1793,8 @@ static Suite *wire_suite(void)
 	tcase_add_test(rt, round_trip_stop_with_and_without_pid);
 	tcase_add_test(rt, round_trip_rule_text);
 	tcase_add_test(rt, round_trip_messages_without_fields);
+	tcase_add_test(rt, round_trip_plan_every_field);
+	tcase_add_test(rt, round_trip_cloned);
 	suite_add_tcase(s, rt);
 
 	TCase *enc = tcase_create("encode");
@@ -1681,6 +1852,7 @@ static Suite *wire_suite(void)
 			    N(ranges));
 	tcase_add_test(bad, decode_refuses_unknown_limit);
 	tcase_add_test(bad, decode_refuses_limit_given_twice);
+	tcase_add_test(bad, plan_refuses_a_write_bit_without_its_grant);
 	tcase_add_test(bad, decode_writes_no_reason_past_why_size);
 	suite_add_tcase(s, bad);
 
