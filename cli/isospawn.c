@@ -63,6 +63,8 @@ static void usage(void)
 	      "  --write PATH        lend PATH for reading and writing (repeatable)\n"
 	      "  --workdir DIR       lend DIR for writing and start the guest in it\n"
 	      "  --cwd PATH          start the guest in PATH of its tree (default: its /tmp)\n"
+	      "  --pass-fd N         hand the guest your descriptor N (3 or above), as N\n"
+	      "                      (repeatable)\n"
 	      "  --status-json FILE  write the final status as JSON ('-' = stderr)\n"
 	      "  -h, --help          show this help\n"
 	      "  -V, --version       show the version\n"
@@ -177,9 +179,23 @@ enum {
 	OPT_WRITE,
 	OPT_WORKDIR,
 	OPT_CWD,
+	OPT_PASS_FD,
 	OPT_STATUS_JSON,
 	OPT_WAIT_SLOT,
 };
+
+static void pass_fd(iso_spec *spec, const char *arg)
+{
+	char *end;
+	long fd;
+
+	errno = 0;
+	fd = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || fd < 0 || fd > INT_MAX)
+		die(EXIT_FAILED, "--pass-fd %s: expected a descriptor number", arg);
+	if (iso_spec_pass_fd(spec, (int)fd) < 0)
+		die(EXIT_FAILED, "--%s", iso_last_error());
+}
 
 /* Options into spec and cli; returns the index of PROGRAM in argv. */
 static int parse_options(int argc, char **argv, iso_spec *spec,
@@ -194,6 +210,7 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 		{ "write", required_argument, NULL, OPT_WRITE },
 		{ "workdir", required_argument, NULL, OPT_WORKDIR },
 		{ "cwd", required_argument, NULL, OPT_CWD },
+		{ "pass-fd", required_argument, NULL, OPT_PASS_FD },
 		{ "status-json", required_argument, NULL, OPT_STATUS_JSON },
 		{ "wait-slot", required_argument, NULL, OPT_WAIT_SLOT },
 		{ "help", no_argument, NULL, 'h' },
@@ -245,6 +262,9 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			break;
 		case OPT_CWD:
 			set_cwd(spec, optarg);
+			break;
+		case OPT_PASS_FD:
+			pass_fd(spec, optarg);
 			break;
 		case OPT_STATUS_JSON:
 			cli->status_path = optarg;

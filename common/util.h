@@ -81,7 +81,7 @@ char **iso_strv_new(const char *const *strings, size_t count);
 
 /* Descriptors one datagram carries at most, either way: a SPAWN's three
  * for the guest's stdio and one for each grant (isospawn.h). */
-#define ISO_FDS_MAX (3 + 2 * ISO_PATHS_MAX)
+#define ISO_FDS_MAX (3 + 2 * ISO_PATHS_MAX + ISO_PASS_FDS_MAX)
 
 /*
  * Send one datagram (len bytes of buf) with nfds (at most ISO_FDS_MAX)

@@ -17,7 +17,10 @@
  * write path beneath one it lets them write; the environment holds each
  * name once, only PATH, TMPDIR, names the rule forwards that the request
  * forwarded, and overrides the request set that the rule allows, never a
- * loader-level name the rule neither allows by name nor forwards.
+ * loader-level name the rule neither allows by name nor forwards; each
+ * passed descriptor's number once, never the channel's. And the plan
+ * reaches the reaper as decided: through the codec (PLAN) and back
+ * (plan_from_wire()) every value is the same, the environment whole.
  */
 #include "config.h"
 
@@ -175,6 +178,62 @@ static void check_plan(const struct iso_rule *r, const struct iso_wire_spawn *re
 	if (plan->cwd != req->cwd || (plan->cwd && iso_path_check(plan->cwd, ISO_PATH_ANY, NULL) < 0))
 		abort();
 	check_env(r, req, plan);
+	for (size_t i = 0; i < plan->npass; i++)
+		for (size_t j = 0; j < i; j++)
+			if (plan->pass[j].num == plan->pass[i].num ||
+			    (plan->pass[i].num == 3 && plan->channel))
+				abort();
+}
+
+/* PLAN and back: what the reaper would run. */
+static void check_crossing(const struct iso_plan *plan)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg out, in;
+	static int fds[ISO_FDS_MAX];
+	struct iso_plan got;
+	char why[256];
+	size_t nfds = (size_t)__builtin_popcount(plan->stdio_mask) + plan->ngrants + plan->npass;
+	uint32_t e = 0;
+	long len;
+
+	for (size_t i = 0; i < nfds; i++)
+		fds[i] = (int)i + 100;
+	out.type = ISO_MSG_PLAN;
+	plan_to_wire(plan, 1900000001, &out.u.plan);
+	len = iso_wire_encode(&out, buf, sizeof(buf));
+	/* Only a request near the largest datagram may not fit whole. */
+	if (len == -E2BIG)
+		return;
+	if (len <= 0 || iso_wire_decode(buf, (size_t)len, &in, why, sizeof(why)) != 0 ||
+	    in.type != ISO_MSG_PLAN || in.u.plan.uid != 1900000001 ||
+	    plan_from_wire(&in.u.plan, fds, nfds, 99, &got, why, sizeof(why)) != 0)
+		abort();
+	if (strcmp(got.program, plan->program) != 0 ||
+	    memcmp(got.limits, plan->limits, sizeof(got.limits)) != 0 ||
+	    got.timeout_ms != plan->timeout_ms || got.network_none != plan->network_none ||
+	    got.channel != plan->channel || got.ngrants != plan->ngrants ||
+	    got.npass != plan->npass || (got.cwd == NULL) != (plan->cwd == NULL) ||
+	    (got.cwd && strcmp(got.cwd, plan->cwd) != 0))
+		abort();
+	for (size_t i = 0; plan->argv[i] || got.argv[i]; i++)
+		if (!plan->argv[i] || !got.argv[i] || strcmp(plan->argv[i], got.argv[i]) != 0)
+			abort();
+	for (size_t t = 0; t < got.ngrants; t++)
+		if (strcmp(got.grants[t].path, plan->grants[t].path) != 0 ||
+		    got.grants[t].write != plan->grants[t].write)
+			abort();
+	for (size_t i = 0; i < got.npass; i++)
+		if (got.pass[i].num != plan->pass[i].num)
+			abort();
+	/* The decided environment, then only TMPDIR and the channel's. */
+	for (; plan->envp[e]; e++)
+		if (e >= in.u.plan.nenv || strcmp(plan->envp[e], in.u.plan.envp[e]) != 0)
+			abort();
+	for (; e < in.u.plan.nenv; e++)
+		if (strcmp(in.u.plan.envp[e], "TMPDIR=/tmp") != 0 &&
+		    strcmp(in.u.plan.envp[e], "ISOSPAWN_CHANNEL_FD=3") != 0)
+			abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -200,6 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc != 0 || plan.envp == NULL)
 		abort();
 	check_plan(rule, &msg.u.spawn, &plan);
+	check_crossing(&plan);
 	plan_release(&plan);
 	return 0;
 }

@@ -531,23 +531,47 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 
 /* ---- Descriptors -------------------------------------------------- */
 
-int confine_apply_fds(const int src[4], char *why, size_t n)
+int confine_fds_floor(const struct iso_plan *plan)
 {
-	int high[4] = { -1, -1, -1, -1 };
+	uint32_t top = 3;
 
-	/* Moved up out of the way first, so that no source is clobbered
-	 * by another's dup2. */
-	for (int i = 0; i < 4; i++)
-		if (src[i] >= 0 && (high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
-			return iso_why_errno(why, n, "placing stdio");
-	for (int i = 0; i < 4; i++) {
-		if (high[i] < 0)
-			(void)close(i);
-		else if (dup2(high[i], i) < 0)
-			return iso_why_errno(why, n, "placing stdio");
+	for (size_t i = 0; i < plan->npass; i++)
+		if (plan->pass[i].num > top)
+			top = plan->pass[i].num;
+	return (int)top + 1;
+}
+
+int confine_apply_fds(const int src[4], const struct iso_plan *plan, char *why, size_t n)
+{
+	int floor = confine_fds_floor(plan), high[4 + ISO_PASS_FDS_MAX];
+	struct stat st;
+
+	/* A directory would let the guest reach what is below it by its own
+	 * rights, past its tree (the library refuses one too). */
+	for (size_t i = 0; i < plan->npass; i++)
+		if (fstat(plan->pass[i].fd, &st) < 0 || S_ISDIR(st.st_mode))
+			return iso_why(why, n, EINVAL, "pass-fd %u: a directory, or not open",
+				       plan->pass[i].num);
+	/* Copied up out of the way first, above every number placed, so that
+	 * no source is clobbered by another's dup2. */
+	for (size_t i = 0; i < 4 + plan->npass; i++) {
+		int from = i < 4 ? src[i] : plan->pass[i - 4].fd;
+
+		high[i] = -1;
+		if (from >= 0 && (high[i] = fcntl(from, F_DUPFD_CLOEXEC, floor)) < 0)
+			return iso_why_errno(why, n, "placing descriptors");
 	}
-	/* Belt and braces: whatever else is open must not cross exec. */
+	/* Whatever else is open must not cross exec; dup2 then clears
+	 * close-on-exec on exactly the numbers placed. */
 	if (close_range(4, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
-		return iso_why_errno(why, n, "placing stdio");
+		return iso_why_errno(why, n, "placing descriptors");
+	for (size_t i = 0; i < 4 + plan->npass; i++) {
+		int to = i < 4 ? (int)i : (int)plan->pass[i - 4].num;
+
+		if (high[i] < 0)
+			(void)close(to);
+		else if (dup2(high[i], to) < 0)
+			return iso_why_errno(why, n, "placing descriptors");
+	}
 	return 0;
 }

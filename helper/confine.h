@@ -75,9 +75,13 @@ int confine_apply_landlock(const struct iso_confine *c,
 			   const int stdio[3], char *why, size_t n);
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
 
-/* Last before exec: src[0..3] (or -1 for closed) become fds 0-3, and
- * every other descriptor is close-on-exec. */
-int confine_apply_fds(const int src[4], char *why, size_t n);
+/* Last before exec: src[0..3] (or -1 for closed) become fds 0-3, each of
+ * the plan's passed descriptors its number, and every other descriptor is
+ * close-on-exec. The numbers it places are all below
+ * confine_fds_floor(plan): a descriptor the guest needs until the exec
+ * (its program's) must be at or above it. */
+int confine_apply_fds(const int src[4], const struct iso_plan *plan, char *why, size_t n);
+int confine_fds_floor(const struct iso_plan *plan);
 
 /* In the reaper, still root: for "network none", a new network namespace
  * of its own with loopback up, so the guest still has 127.0.0.1 and

@@ -199,14 +199,14 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 }
 
 /*
- * Decide the request in srv->rbuf[0..len), take a slot of the caller's,
+ * Decide the request, take a slot of the caller's,
  * start the guest in the free entry `slot` and say so, or refuse. With
  * `may_wait` and no slot free: nothing told, nothing taken, and 1;
  * otherwise 0.
  */
 static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint32_t id,
-		       const struct iso_wire_spawn *req, size_t len, const int *fds,
-		       size_t nfds, int may_wait)
+		       const struct iso_wire_spawn *req, const int *fds, size_t nfds,
+		       int may_wait)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
 	struct iso_plan plan = { 0 };
@@ -222,8 +222,8 @@ static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint
 		return 1;
 	}
 	if (rc == 0)
-		rc = spawn_start(&srv->ctx, &plan, slot_fd, srv->rbuf, len, fds, nfds,
-				 &slot->child, &chan, why, sizeof(why));
+		rc = spawn_start(&srv->ctx, &plan, slot_fd, fds, nfds, &slot->child, &chan,
+				 why, sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -313,12 +313,13 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 {
 	struct iso_guest_slot *slot = NULL;
 	char why[512];
-	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite;
+	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite +
+		      req->npass;
 	int may_wait = req->wait_slot_ms != 0, rc = 0;
 
 	if (nfds != want)
-		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio and "
-			     "grants) but carries %zu", want, nfds);
+		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio, "
+			     "grants and passed) but carries %zu", want, nfds);
 	/* Id 0 marks a free slot: a guest with it would be untracked. */
 	else if (id == 0)
 		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
@@ -333,10 +334,10 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 		return;
 	}
 	if (!may_wait || srv->waitq.head == NULL) {
-		if (start_guest(srv, slot, id, req, len, fds, nfds, may_wait) == 0)
+		if (start_guest(srv, slot, id, req, fds, nfds, may_wait) == 0)
 			return;
 		if ((rc = watch_slots(srv, why, sizeof(why))) == 0 &&
-		    start_guest(srv, slot, id, req, len, fds, nfds, 1) == 0)
+		    start_guest(srv, slot, id, req, fds, nfds, 1) == 0)
 			return;
 	}
 	if (rc == 0)
@@ -368,7 +369,7 @@ static void serve_waiting(struct iso_server *srv)
 		slot->id = 0;
 		slot->waiting = NULL;
 		srv->nlive--;
-		if (start_guest(srv, slot, id, &srv->msg.u.spawn, w->len, w->fds, w->nfds, 1) == 1) {
+		if (start_guest(srv, slot, id, &srv->msg.u.spawn, w->fds, w->nfds, 1) == 1) {
 			slot->id = id;
 			slot->waiting = w;
 			srv->nlive++;

@@ -1,5 +1,6 @@
 /*
- * request.c - decide whether a decoded SPAWN request may run, and how.
+ * request.c - decide whether a decoded SPAWN request may run, and how; and
+ * the decided plan to and from the wire, for the reaper.
  *
  * The request has passed the codec (well-formed, bounded); here it meets
  * the caller's rule. Every refusal names what was refused in the caller's
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "request.h"
 #include "util.h"
 
@@ -91,6 +93,24 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 		plan->grants[kept++] = *g;
 	}
 	plan->ngrants = kept;
+	return 0;
+}
+
+/* Each number once (the same descriptor twice is the caller's slip, two
+ * at one number no one's to choose between), never the channel's. */
+static int decide_passes(const struct iso_wire_spawn *req, struct iso_plan *plan,
+			 char *why, size_t n)
+{
+	for (uint32_t i = 0; i < req->npass; i++) {
+		uint32_t num = req->pass_fds[i];
+
+		if (num == 3 && req->channel != ISO_CHANNEL_NONE)
+			return iso_why(why, n, EINVAL, "pass-fd 3: the guest's channel is fd 3");
+		for (size_t j = 0; j < plan->npass; j++)
+			if (plan->pass[j].num == num)
+				return iso_why(why, n, EINVAL, "pass-fd %u: given twice", num);
+		plan->pass[plan->npass++] = (struct iso_pass){ num, -1 };
+	}
 	return 0;
 }
 
@@ -222,6 +242,8 @@ int request_decide(const struct iso_rule *rule,
 	if (req->cwd && iso_path_check(req->cwd, ISO_PATH_ANY, NULL) < 0)
 		return iso_why(why, n, EINVAL, "working directory must be absolute without '.' "
 			       "or '..' components");
+	if ((rc = decide_passes(req, plan, why, n)) < 0)
+		return rc;
 
 	/* Strict: what the client forwards must already be allow-listed. */
 	rc = iso_build_env(req->forward, req->overrides, &env_rules,
@@ -235,6 +257,7 @@ int request_decide(const struct iso_rule *rule,
 	plan->argv = req->argv;
 	plan->cwd = req->cwd;
 	plan->channel = (int)req->channel;
+	plan->stdio_mask = req->stdio_mask;
 	return 0;
 }
 
@@ -242,4 +265,74 @@ void plan_release(struct iso_plan *plan)
 {
 	free(plan->envp);
 	plan->envp = NULL;
+}
+
+void plan_to_wire(const struct iso_plan *plan, uid_t uid, struct iso_wire_plan *w)
+{
+	int have_tmpdir = 0;
+
+	w->uid = (uint32_t)uid;
+	w->program = plan->program;
+	for (w->argc = 0; plan->argv[w->argc]; w->argc++)
+		w->argv[w->argc] = plan->argv[w->argc];
+	w->argv[w->argc] = NULL;
+	/* iso_build_env() leaves room: at most every forwarded name, PATH
+	 * and the overrides. */
+	for (w->nenv = 0; plan->envp[w->nenv]; w->nenv++) {
+		w->envp[w->nenv] = plan->envp[w->nenv];
+		have_tmpdir |= strncmp(plan->envp[w->nenv], "TMPDIR=", 7) == 0;
+	}
+	if (!have_tmpdir)
+		w->envp[w->nenv++] = "TMPDIR=/tmp"; /* its own */
+	if (plan->channel)
+		w->envp[w->nenv++] = ISO_ENV_CHANNEL_NAME "=3";
+	w->envp[w->nenv] = NULL;
+	memcpy(w->limits, plan->limits, sizeof(w->limits));
+	w->limits_set = (1u << ISO_LIMIT_COUNT) - 1;
+	w->timeout_ms = plan->timeout_ms;
+	w->network = plan->network_none ? ISO_NETWORK_NONE : ISO_NETWORK_HOST;
+	w->grants_write = 0;
+	for (w->ngrants = 0; w->ngrants < plan->ngrants; w->ngrants++) {
+		w->grants[w->ngrants] = plan->grants[w->ngrants].path;
+		if (plan->grants[w->ngrants].write)
+			w->grants_write |= UINT64_C(1) << w->ngrants;
+	}
+	w->grants[w->ngrants] = NULL;
+	w->cwd = plan->cwd;
+	w->channel = (uint32_t)plan->channel;
+	w->stdio_mask = plan->stdio_mask;
+	for (w->npass = 0; w->npass < plan->npass; w->npass++)
+		w->pass_fds[w->npass] = plan->pass[w->npass].num;
+}
+
+int plan_from_wire(const struct iso_wire_plan *w, const int *fds, size_t nfds, int devnull,
+		   struct iso_plan *plan, char *why, size_t n)
+{
+	size_t f = 0, want = (size_t)__builtin_popcount(w->stdio_mask) + w->ngrants + w->npass;
+
+	if (nfds != want)
+		return iso_why(why, n, EBADMSG, "the plan names %zu descriptors but carries %zu",
+			       want, nfds);
+	if (w->limits_set != (1u << ISO_LIMIT_COUNT) - 1)
+		return iso_why(why, n, EBADMSG, "the plan lacks a limit");
+	*plan = (struct iso_plan){
+		.program = w->program,
+		.argv = w->argv,
+		.timeout_ms = w->timeout_ms,
+		.network_none = w->network == ISO_NETWORK_NONE,
+		.ngrants = w->ngrants,
+		.cwd = w->cwd,
+		.channel = (int)w->channel,
+		.stdio_mask = w->stdio_mask,
+		.npass = w->npass,
+	};
+	memcpy(plan->limits, w->limits, sizeof(plan->limits));
+	for (int i = 0; i < 3; i++)
+		plan->stdio[i] = w->stdio_mask & (1u << i) ? fds[f++] : devnull;
+	for (size_t t = 0; t < w->ngrants; t++)
+		plan->grants[t] = (struct iso_grant){ w->grants[t], (int)(w->grants_write >> t & 1),
+						      (unsigned)t, fds[f++] };
+	for (size_t i = 0; i < w->npass; i++)
+		plan->pass[i] = (struct iso_pass){ w->pass_fds[i], fds[f++] };
+	return 0;
 }

@@ -2,19 +2,22 @@
  * spawn.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
- *   helper (root): with a slot of the caller's (loop.c), lease a pool uid
- *     --clone3(NEWPID|NEWIPC)--> reaper, made while the helper was idle
- *     (a spare) or else now; the helper hands it the uid and the request
- *   reaper (root, all three uids): close what it does not need, decide
- *           the request again, arm the deadline, setsid, network (a
+ *   helper (root): decide the request (request.c), with a slot of the
+ *           caller's (loop.c) lease a pool uid
+ *   factory (root, forked once): on CLONE,
+ *     --clone3(NEWPID|NEWIPC|CLONE_PARENT)--> reaper, the helper's child,
+ *     made while the helper was idle (a spare) or else now; CLONED back
+ *   helper: hands the reaper the PLAN, with the caller's descriptors
+ *   reaper (root, all three uids): close what it does not need, take the
+ *           plan as decided, arm the deadline, setsid, network (a
  *           namespace of its own for "network none"), mounts (world.c:
  *           the program and grants opened as the guest, its own copy
  *           of the tree),
  *           vfork --> guest: drop to the pool uid (verified), make the
- *                    channel and send the caller's end to the helper,
- *                    Landlock, fds, rlimits, seccomp, execveat
+ *                    channel and send the caller's end to the helper
+ *                    (CHANNEL), Landlock, fds, rlimits, seccomp, execveat
  *           wait for the guest, kill and reap everything left in the
- *           namespace (all of it at the deadline), report, exit
+ *           namespace (all of it at the deadline), report (EXITED), exit
  *   helper: read the report, give the uid and the slot back, tell the
  *           client; once the reaper (with its namespaces) is gone, wait
  *           for it
@@ -22,8 +25,11 @@
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
  *    reported stage and errno; nothing is retried or skipped (fail closed).
- *  - The guest gets exactly fds 0-2 (the caller's or /dev/null) and, with a
- *    channel, fd 3. Every other fd of the helper is close-on-exec.
+ *  - The guest gets exactly fds 0-2 (the caller's or /dev/null), with a
+ *    channel fd 3, and the descriptors the caller passed at their
+ *    numbers. Every other fd of the helper is close-on-exec.
+ *  - Every message between helper, factory and reaper is one of wire.h's,
+ *    through its codec.
  *  - The reaper is pid 1 of the guest's PID namespace: it reports only
  *    once every process there but itself is killed and reaped, so no
  *    process of the guest's uid is left when the client hears of the end.
@@ -35,10 +41,9 @@
  *    everything in its PID namespace and reported so, or has been waited
  *    for (SECURITY.md, guarantee 11). Its namespaces may still be going
  *    then; the uid's next guest gets namespaces and a /tmp of its own.
- *  - Nothing in the reaper or the guest compiles: the filter was
- *    prepared before the clone. A reaper decodes the forwarded request
- *    into static buffers; only the guest's environment (request_decide)
- *    is allocated, in the reaper's own copy of the helper's memory.
+ *  - Nothing in the reaper or the guest compiles or allocates: the filter
+ *    was prepared before the clone, and a reaper decodes its plan into
+ *    static buffers.
  *  - A spare serves one guest and carries nothing from one to another: it
  *    is cloned with fresh namespaces and a uid swept or back untouched
  *    (creds.h), keeps no descriptor of the helper's but what every reaper
@@ -70,32 +75,35 @@
 #include "util.h"
 #include "world.h"
 
-#define ENV_SLOTS (ISO_WIRE_FORWARD_MAX + ISO_ENV_OVERRIDES_MAX + 8)
+/* Room for the messages that carry no strings but a reason. */
+#define SMALL_MSG (ISO_WIRE_HEADER_SIZE + 512)
 
-/* What the reaper tells the helper when the guest is gone (before it, with
- * a channel, one byte CHANNEL_SENT carrying the caller's end). */
-struct iso_report {
-	uint32_t magic;
-	/* EXITED, SIGNALED, TIMED_OUT or FAILED; the code (exit code, signal
-	 * or errno), the stage for FAILED, the usage. Never its reason
-	 * pointer, wall_us or limit_hit: those are the helper's. */
-	struct iso_wire_exited ex;
-	/* for _FAILED: what went wrong, logged and told the caller, so made
-	 * of fixed text, errno messages, the guest's uid and the request's
-	 * paths only: never an environment value or another caller's data */
-	char reason[sizeof(((struct iso_child *)0)->reason)];
-};
-#define ISO_REPORT_MAGIC 0x69736f72u
-#define CHANNEL_SENT 'c' /* never the first byte of a report ('r') */
 #ifndef SO_PASSRIGHTS
 #define SO_PASSRIGHTS 83 /* Linux 6.16; older headers lack the name */
 #endif
 
-/* The reaper's report, a failure written by the guest child itself before
- * it gives up. The child is vfork()ed: it shares the reaper's memory until
- * it execs or exits, so the reaper reads the failure here without a pipe,
- * and no page tables are copied. */
-static struct iso_report report = { .magic = ISO_REPORT_MAGIC };
+/* Each process's message in and message out (the helper, the factory
+ * and each reaper have their own copies). A reaper's `in` is its plan. */
+static struct iso_wire_msg in, out;
+
+/* What the reaper tells the helper at the end, a failure written by the
+ * guest child itself before it gives up among it. The child is vfork()ed:
+ * it shares the reaper's memory until it execs or exits, so the reaper
+ * reads the failure here without a pipe, and no page tables are copied. */
+static struct {
+	/* EXITED, SIGNALED, TIMED_OUT or FAILED; the code (exit code, signal
+	 * or errno), the stage for FAILED, the usage. Never wall_us or
+	 * limit_hit: those are the helper's. */
+	struct iso_wire_exited ex;
+	/* for FAILED: what went wrong, logged and told the caller, so made of
+	 * fixed text, errno messages, the guest's uid and the request's paths
+	 * only: never an environment value or another caller's data */
+	char reason[sizeof(((struct iso_child *)0)->reason)];
+	int channel;	  /* the plan's ISO_CHANNEL_* */
+	int channel_told; /* the helper has its CHANNEL */
+} report;
+/* CHANNEL, encoded before the guest exists: the guest encodes nothing. */
+static uint8_t channel_msg[ISO_WIRE_HEADER_SIZE];
 
 static volatile pid_t guest_pid;
 static volatile sig_atomic_t deadline_passed;
@@ -162,7 +170,6 @@ static int channel_type(int kind)
  * helper. Returns the guest's end, or -errno. */
 static int make_channel(int report_fd, int kind)
 {
-	static const char sent = CHANNEL_SENT;
 	int chan[2], off = 0;
 
 	if (socketpair(AF_UNIX, channel_type(kind) | SOCK_CLOEXEC, 0, chan) < 0)
@@ -172,8 +179,9 @@ static int make_channel(int report_fd, int kind)
 	 * after it is gone. Older kernels lack the option (SECURITY.md 13). */
 	(void)setsockopt(chan[0], SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off));
 	/* The caller's end here goes at the exec (close-on-exec). */
-	if (iso_send_fds(report_fd, &sent, 1, 0, &chan[0], 1) < 0)
+	if (iso_send_fds(report_fd, channel_msg, sizeof(channel_msg), 0, &chan[0], 1) < 0)
 		return -errno;
+	report.channel_told = 1;
 	return chan[1];
 }
 
@@ -211,7 +219,7 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 		guest_fail(ISO_STAGE_CREDENTIALS, -fds[3], "channel");
 	if ((rc = confine_apply_landlock(c, plan, prog, fds, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
-	if ((rc = confine_apply_fds(fds, why, sizeof(why))) < 0)
+	if ((rc = confine_apply_fds(fds, plan, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	if ((rc = confine_apply_rlimits(plan, why, sizeof(why))) < 0)
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
@@ -234,11 +242,21 @@ static void take_usage(const struct rusage *ru, struct iso_wire_exited *ex)
 
 static noreturn void reaper_report(int fd)
 {
+	static uint8_t buf[SMALL_MSG];
 	struct rusage ru;
+	long len;
 
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		take_usage(&ru, &report.ex);
-	(void)!write(fd, &report, sizeof(report));
+	/* A helper that asked for a channel takes it first: without one, the
+	 * caller's end is a closed channel. */
+	if (report.channel && !report.channel_told)
+		(void)!send(fd, channel_msg, sizeof(channel_msg), MSG_NOSIGNAL);
+	out = (struct iso_wire_msg){ .type = ISO_MSG_EXITED, .u.exited = report.ex };
+	out.u.exited.limit_hit = -1;
+	out.u.exited.reason = report.ex.outcome == ISO_OUTCOME_FAILED ? report.reason : NULL;
+	if ((len = iso_wire_encode(&out, buf, sizeof(buf))) > 0)
+		(void)!send(fd, buf, (size_t)len, MSG_NOSIGNAL);
 	_exit(0);
 }
 
@@ -326,49 +344,27 @@ static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 	} while (next != ~0u);
 }
 
-/* The guest's environment: the plan's, plus TMPDIR=/tmp (its own) when the
- * caller forwarded none, plus the one variable the helper adds itself. */
-static void final_env(const struct iso_plan *plan, const char *envp[ENV_SLOTS])
-{
-	size_t i = 0;
-	int have_tmpdir = 0;
-
-	for (char **e = plan->envp; *e && i < ENV_SLOTS - 3; e++) {
-		if (strncmp(*e, "TMPDIR=", 7) == 0)
-			have_tmpdir = 1;
-		envp[i++] = *e;
-	}
-	if (!have_tmpdir)
-		envp[i++] = "TMPDIR=/tmp";
-	if (plan->channel)
-		envp[i++] = "ISOSPAWN_CHANNEL_FD=3";
-	envp[i] = NULL;
-}
-
 /*
  * pid 1 of the guest's namespaces, still root, cloned before its guest's
  * request: as a spare, while the helper has nothing else to do (so that
  * the clone and the new namespaces are not paid while a caller waits), or
  * else when the request comes. It serves one guest and carries nothing
  * from one to the next (fresh namespaces, a uid swept or back untouched,
- * only the helper's own memory). In order: its own descriptors; the uid
- * and the request the helper forwards (the very datagram, and the
- * caller's descriptors), decided again from the same bytes under the same
- * rule; the deadline, its own session, the network (and its namespace),
- * the guest's world; then the guest. Its one socket to the helper
- * (report_fd) brings the request and takes back the channel and the
+ * only the helper's own memory). In order: its own descriptors; the
+ * plan the helper decided (PLAN, with the caller's descriptors), taken
+ * as it is; the deadline, its own session, the network (and its
+ * namespace), the guest's world; then the guest. Its one socket to the
+ * helper (report_fd) brings the plan and takes back the channel and the
  * report.
  */
 static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	static uint8_t buf[ISO_WIRE_MAX];
-	static struct iso_wire_msg msg;
 	static struct iso_plan plan;
 	struct pollfd parent = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	struct itimerval deadline = { 0 };
-	const char *envp[ENV_SLOTS];
 	char why[sizeof(report.reason)];
-	int fds[ISO_FDS_MAX], rc, prog, f = 0;
+	int fds[ISO_FDS_MAX], rc, prog;
 	enum iso_stage stage;
 	size_t nfds = 0;
 	unsigned seen;
@@ -377,41 +373,33 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	pid_t pid;
 
 	reaper_fds(ctx, report_fd);
-	/* A spare waits here for its request, while the helper is idle. The
+	/* A spare waits here for its plan, while the helper is idle. The
 	 * first write to a page, or the first run of it, is a page fault in a
 	 * new process, tens of microseconds each on some virtual machines:
-	 * taken now, not while the caller waits. So what the request fills
-	 * is zeroed (zero already: only reapers use it; of the buffer, the
-	 * first page), and the formatting the set-up does (world.c) runs
-	 * once. */
+	 * taken now, not while the caller waits. So what the plan fills is
+	 * zeroed (zero already: only reapers use it; of the buffer, the first
+	 * page), and the formatting the set-up does (world.c) runs once. */
 	memset(buf, 0, 4096);
-	memset(&msg, 0, sizeof(msg));
+	memset(&in, 0, sizeof(in));
 	memset(&plan, 0, sizeof(plan));
 	memset(report.reason, 0, sizeof(report.reason));
 	guest_pid = 0;
 	snprintf(why, sizeof(why), "%d", report_fd);
-	/* The uid the helper leased for the guest, then the request. End of
-	 * file: the connection ends before a guest came. */
-	if (recv(report_fd, &uid, sizeof(uid), 0) != sizeof(uid))
-		_exit(0);
+	/* End of file: the connection ends before a guest came. */
 	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, ISO_FDS_MAX, &nfds, &seen);
 	if (len <= 0)
 		_exit(0);
-	/* The very datagram the helper decoded as a SPAWN and decided
-	 * (loop.c handle_spawn), so a SPAWN again, decided again under the
-	 * same rule. */
-	if ((rc = iso_wire_decode(buf, (size_t)len, &msg, why, sizeof(why))) < 0 ||
-	    (rc = request_decide(ctx->confine->rule, &msg.u.spawn, &plan, why,
+	rc = -EBADMSG;
+	if ((seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC)) ||
+	    (rc = iso_wire_decode(buf, (size_t)len, &in, why, sizeof(why))) < 0 ||
+	    (rc = in.type == ISO_MSG_PLAN ? 0 : -EBADMSG) < 0 ||
+	    (rc = plan_from_wire(&in.u.plan, fds, nfds, ctx->devnull, &plan, why,
 				 sizeof(why))) < 0)
-		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's request");
-	/* What the caller did not give is /dev/null; then the grants' (the
-	 * helper counted them all: loop.c handle_spawn). */
-	for (int i = 0; i < 3; i++)
-		plan.stdio[i] = (msg.u.spawn.stdio_mask & (1u << i)) && f < (int)nfds
-					? fds[f++] : ctx->devnull;
-	for (size_t t = 0; t < plan.ngrants; t++)
-		plan.grants[t].fd = f + plan.grants[t].slot < nfds ? fds[f + plan.grants[t].slot] : -1;
-	final_env(&plan, envp);
+		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's plan");
+	report.channel = plan.channel;
+	uid = (uid_t)in.u.plan.uid;
+	out = (struct iso_wire_msg){ .type = ISO_MSG_CHANNEL };
+	(void)iso_wire_encode(&out, channel_msg, sizeof(channel_msg));
 	/* The timeout, from the kernel to the reaper: its SIGALRM waits,
 	 * blocked, until the guest exists. */
 	deadline.it_value.tv_sec = (time_t)(plan.timeout_ms / 1000);
@@ -429,12 +417,12 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 		reaper_fail(report_fd, stage, -rc, why);
 	if ((rc = confine_apply_ipc(&plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, why);
-	/* Above 0-3, which confine_apply_fds() replaces: the reaper left
-	 * low descriptors free. Moved, not copied: the reaper holds it once. */
-	if (prog < 4) {
+	/* Above every number confine_apply_fds() places. Moved, not
+	 * copied: the reaper holds it once. */
+	if (prog < confine_fds_floor(&plan)) {
 		int low = prog;
 
-		if ((prog = fcntl(low, F_DUPFD_CLOEXEC, 4)) < 0)
+		if ((prog = fcntl(low, F_DUPFD_CLOEXEC, confine_fds_floor(&plan))) < 0)
 			reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "program descriptor");
 		close(low);
 	}
@@ -450,7 +438,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	if (pid < 0)
 		reaper_fail(report_fd, ISO_STAGE_EXEC, errno, "fork");
 	if (pid == 0)
-		guest_main(ctx, &plan, uid, prog, report_fd, (char *const *)envp);
+		guest_main(ctx, &plan, uid, prog, report_fd, (char *const *)in.u.plan.envp);
 	guest_pid = pid;
 	reaper_signals();
 	reaper_wait(pid, report_fd);
@@ -471,11 +459,12 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 	struct clone_args args = { .flags = CLONE_PIDFD | CLONE_PARENT | CLONE_NEWPID |
 						CLONE_NEWIPC };
 	struct pollfd helper = { .fd = ctx->helper_pidfd, .events = POLLIN };
-	int size = ISO_WIRE_MAX + 4096; /* the request comes whole, however large */
+	int size = ISO_WIRE_MAX + 4096; /* the plan comes whole, however large */
 	int sp[2], pidfd = -1;
+	uint8_t buf[SMALL_MSG];
 	sigset_t all;
+	ssize_t len;
 	long pid;
-	char ask;
 
 	reaper_fds(ctx, sock);
 	sigfillset(&all);
@@ -483,7 +472,8 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&helper, 1, 0) != 0)
 		_exit(1);
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	while (recv(sock, &ask, 1, 0) == 1) {
+	while ((len = recv(sock, buf, sizeof(buf), 0)) > 0 &&
+	       iso_wire_decode(buf, (size_t)len, &in, NULL, 0) == 0 && in.type == ISO_MSG_CLONE) {
 		/* Own PID namespace: nothing the guest starts outlives it. Own
 		 * IPC namespace: no SysV/POSIX IPC object is shared with other
 		 * guests or the host. (The network namespace follows the
@@ -495,9 +485,13 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 			pid = -errno;
 		if (pid == 0)
 			reaper_main(ctx, sp[1]);
-		/* The reaper's pid, or -errno; with its pidfd and socket. */
-		(void)iso_send_fds(sock, &pid, sizeof(pid), 0, (int[]){ pidfd, sp[0] },
-				   pid > 0 ? 2 : 0);
+		/* The reaper's pid, with its pidfd and socket; or why not. */
+		out = (struct iso_wire_msg){ .type = ISO_MSG_CLONED, .u.cloned.pid = (uint32_t)pid };
+		if (pid < 0)
+			out = (struct iso_wire_msg){ .type = ISO_MSG_REFUSED,
+						     .u.refused = { (uint32_t)-pid, "clone3" } };
+		len = iso_wire_encode(&out, buf, sizeof(buf));
+		(void)iso_send_fds(sock, buf, (size_t)len, 0, (int[]){ pidfd, sp[0] }, pid > 0 ? 2 : 0);
 		if (pid > 0)
 			close(pidfd);
 		iso_close_fds(sp, 2);
@@ -518,13 +512,14 @@ static void drop_child(pid_t *pid, int sock, int pidfd)
 }
 
 /* Start the spare, from the factory (forked now if there is none): a
- * reaper that waits for its guest's request (reaper_main). */
+ * reaper that waits for its guest's plan (reaper_main). */
 static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 {
+	uint8_t buf[SMALL_MSG];
 	int sp[2], fds[2] = { -1, -1 };
 	size_t nfds = 0;
 	unsigned seen;
-	long pid = 0;
+	long len;
 
 	if (ctx->factory_pid == 0) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -539,19 +534,21 @@ static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 		}
 		ctx->factory_fd = sp[0];
 	}
-	if (send(ctx->factory_fd, "", 1, MSG_NOSIGNAL) != 1 ||
-	    iso_recv_fds(ctx->factory_fd, &pid, sizeof(pid), 0, fds, 2, &nfds, &seen) !=
-		    sizeof(pid)) {
+	out = (struct iso_wire_msg){ .type = ISO_MSG_CLONE };
+	len = iso_wire_encode(&out, buf, sizeof(buf));
+	if (send(ctx->factory_fd, buf, (size_t)len, MSG_NOSIGNAL) != len ||
+	    (len = iso_recv_fds(ctx->factory_fd, buf, sizeof(buf), 0, fds, 2, &nfds, &seen)) <= 0 ||
+	    iso_wire_decode(buf, (size_t)len, &in, NULL, 0) < 0) {
 		iso_close_fds(fds, nfds);
 		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
 		return iso_why(why, n, EPIPE, "the reaper factory went");
 	}
-	if (pid <= 0 || nfds != 2) {
+	if (in.type != ISO_MSG_CLONED || nfds != 2) {
 		iso_close_fds(fds, nfds);
-		errno = pid < 0 ? (int)-pid : EIO;
-		return iso_why_errno(why, n, "clone3 of a reaper");
+		return iso_why(why, n, in.type == ISO_MSG_REFUSED ? (int)in.u.refused.err : EIO,
+			       "clone3 of a reaper");
 	}
-	ctx->spare.pid = (pid_t)pid;
+	ctx->spare.pid = (pid_t)in.u.cloned.pid;
 	ctx->spare.pidfd = fds[0];
 	ctx->spare.report_fd = fds[1];
 	return 0;
@@ -584,22 +581,28 @@ static void lease_put(struct iso_spawn_ctx *ctx, struct iso_lease *lease)
 }
 
 /*
- * The caller's end of the channel the reaper made as the guest. If the
- * reaper failed before it could, its report comes instead (and stays for
- * spawn_end()): the caller then gets an end whose peer is already gone,
- * as it would had the guest closed the channel at once.
+ * The caller's end of the channel the reaper made as the guest (CHANNEL,
+ * with it). If the guest never made it, the reaper's CHANNEL comes
+ * without one: the caller then gets an end whose peer is already gone, as
+ * it would had the guest closed the channel at once.
  */
 static int take_channel(int report_fd, int kind, int *chan, char *why, size_t n)
 {
-	char first = 0;
+	uint8_t buf[SMALL_MSG];
 	int pair[2];
 	size_t nfds = 0;
 	unsigned seen;
+	ssize_t len;
 
-	if (recv(report_fd, &first, 1, MSG_PEEK) == 1 && first == CHANNEL_SENT &&
-	    iso_recv_fds(report_fd, &first, 1, 0, chan, 1, &nfds, &seen) == 1 && nfds == 1)
+	while ((len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, chan, 1, &nfds, &seen)) == -EINTR)
+		;
+	if (len <= 0 || iso_wire_decode(buf, (size_t)len, &in, NULL, 0) < 0 ||
+	    in.type != ISO_MSG_CHANNEL) {
+		iso_close_fds(chan, nfds);
+		return iso_why(why, n, EIO, "the reaper did not hand over the channel");
+	}
+	if (nfds == 1)
 		return 0;
-	iso_close_fds(chan, nfds);
 	if (socketpair(AF_UNIX, channel_type(kind) | SOCK_CLOEXEC, 0, pair) < 0)
 		return iso_why_errno(why, n, "channel socketpair");
 	close(pair[1]);
@@ -607,16 +610,28 @@ static int take_channel(int report_fd, int kind, int *chan, char *why, size_t n)
 	return 0;
 }
 
-/* Hand the spare its guest: the leased uid, then the request with its
- * descriptors; the spare becomes the child's reaper. 0, or -EPIPE when
- * the spare went (killed, say). */
-static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
+/* The request's descriptors (stdio as they came, then the grants', then
+ * the passed ones) in the plan's order, into order[]. */
+static size_t plan_fds(const struct iso_plan *plan, const int *fds, size_t nfds, int *order)
+{
+	size_t nstdio = (size_t)__builtin_popcount(plan->stdio_mask), k = 0;
+
+	for (size_t i = 0; i < nstdio; i++)
+		order[k++] = fds[i];
+	for (size_t t = 0; t < plan->ngrants; t++)
+		order[k++] = fds[nstdio + plan->grants[t].slot];
+	for (size_t i = 0; i < plan->npass; i++)
+		order[k++] = fds[nfds - plan->npass + i];
+	return k;
+}
+
+/* Hand the spare its guest, the encoded plan and its descriptors: the
+ * spare becomes the child's reaper. 0, or -EPIPE when the spare went
+ * (killed, say). */
+static int use_spare(struct iso_spawn_ctx *ctx, const uint8_t *plan, size_t len,
 		     const int *fds, size_t nfds, struct iso_child *child)
 {
-	uid_t uid = child->lease.uid;
-
-	if (send(ctx->spare.report_fd, &uid, sizeof(uid), MSG_NOSIGNAL) != sizeof(uid) ||
-	    iso_send_fds(ctx->spare.report_fd, request, len, 0, fds, nfds) < 0) {
+	if (iso_send_fds(ctx->spare.report_fd, plan, len, 0, fds, nfds) < 0) {
 		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
 		return -EPIPE;
 	}
@@ -627,10 +642,14 @@ static int use_spare(struct iso_spawn_ctx *ctx, const void *request, size_t len,
 }
 
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
-		const void *request, size_t len, const int *fds, size_t nfds,
-		struct iso_child *child, int *client_chan, char *why, size_t n)
+		const int *fds, size_t nfds, struct iso_child *child, int *client_chan,
+		char *why, size_t n)
 {
+	static uint8_t buf[ISO_WIRE_MAX];
 	struct iso_wire_exited gone;
+	int order[ISO_FDS_MAX];
+	size_t norder = plan_fds(plan, fds, nfds, order);
+	long len;
 	int rc = 0;
 
 	*client_chan = -1;
@@ -638,12 +657,19 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 	rc = lease_acquire(ctx->confine->rule, ctx->caller, &child->lease, &ctx->given, why, n);
 	if (rc < 0)
 		return rc;
-	if (ctx->spare.pid == 0 || use_spare(ctx, request, len, fds, nfds, child) < 0) {
+	out.type = ISO_MSG_PLAN;
+	out.id = 0;
+	plan_to_wire(plan, child->lease.uid, &out.u.plan);
+	/* The request fitted; the whole environment may not. */
+	if ((len = iso_wire_encode(&out, buf, sizeof(buf))) < 0)
+		rc = iso_why(why, n, (int)-len, "the request and the guest's whole environment "
+			     "are over %d bytes", ISO_WIRE_MAX);
+	else if (ctx->spare.pid == 0 || use_spare(ctx, buf, (size_t)len, order, norder, child) < 0) {
 		/* No spare was ready (or it went): one cloned now takes the
-		 * request. */
+		 * plan. */
 		rc = clone_reaper(ctx, why, n);
-		if (rc == 0 && use_spare(ctx, request, len, fds, nfds, child) < 0)
-			rc = iso_why(why, n, EPIPE, "the reaper went before its request");
+		if (rc == 0 && use_spare(ctx, buf, (size_t)len, order, norder, child) < 0)
+			rc = iso_why(why, n, EPIPE, "the reaper went before its plan");
 	}
 	if (rc < 0) {
 		lease_put(ctx, &child->lease);
@@ -669,25 +695,24 @@ void spawn_spare(struct iso_spawn_ctx *ctx)
 int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
 		 struct iso_wire_exited *ex)
 {
-	struct iso_report rep;
-	char qwhy[4 * sizeof(rep.reason)];
+	uint8_t buf[SMALL_MSG];
+	char qwhy[4 * sizeof(child->reason)];
 	ssize_t got;
 
-	while ((got = read(child->report_fd, &rep, sizeof(rep))) < 0 && errno == EINTR)
+	while ((got = recv(child->report_fd, buf, sizeof(buf), 0)) < 0 && errno == EINTR)
 		;
-	if (got != (ssize_t)sizeof(rep) || rep.magic != ISO_REPORT_MAGIC ||
-	    rep.ex.outcome < ISO_OUTCOME_EXITED || rep.ex.outcome > ISO_OUTCOME_FAILED ||
-	    rep.ex.stage > ISO_STAGE_EXEC)
+	if (got <= 0 || iso_wire_decode(buf, (size_t)got, &in, NULL, 0) < 0 ||
+	    in.type != ISO_MSG_EXITED)
 		return -EIO;
-	*ex = rep.ex;
+	*ex = in.u.exited;
 	ex->reason = NULL;
 	if (ex->outcome == ISO_OUTCOME_FAILED) {
 		/* A failure to start: logged, its reason kept in child. */
-		rep.reason[sizeof(rep.reason) - 1] = '\0';
-		iso_quote(qwhy, sizeof(qwhy), rep.reason);
+		snprintf(child->reason, sizeof(child->reason), "%s",
+			 in.u.exited.reason ? in.u.exited.reason : "");
+		iso_quote(qwhy, sizeof(qwhy), child->reason);
 		log_event(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"",
 			  id, (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
-		memcpy(child->reason, rep.reason, sizeof(child->reason));
 		ex->reason = child->reason;
 	}
 	child->reported = 1;

@@ -22,7 +22,7 @@ struct iso_world;
 struct iso_child {
 	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
 	int pidfd;	/* its pidfd, readable once it has exited */
-	int report_fd;	/* to the reaper: its request goes in, its channel and
+	int report_fd;	/* to the reaper: its plan goes in, its channel and
 			 * report come back */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
 	int reported;	/* its end read (spawn_report) and so told, the reaper
@@ -52,10 +52,10 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
 	       const struct iso_world *world, char *why, size_t n);
 
 /*
- * Start the guest of `plan`, decided from the datagram request[0..len)
- * that carried the stdio descriptors fds[0..nfds): lease a pool uid for
+ * Start the guest of `plan`, whose request carried the descriptors
+ * fds[0..nfds) (stdio, grants, passed ones: wire.h): lease a pool uid for
  * the caller's slot slot_fd (caller_slot_take), which the guest holds
- * from then on, and hand the uid, that datagram and its descriptors to
+ * from then on, and hand the plan, as a PLAN with those descriptors, to
  * the spare, or to a reaper cloned now when there is none; with a
  * channel, take the caller's end. Returns 0 with *child filled and
  * *client_chan the caller's end of the channel (or -1); or -errno with a
@@ -63,8 +63,8 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
  * descriptors stay the caller's.
  */
 int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
-		const void *request, size_t len, const int *fds, size_t nfds,
-		struct iso_child *child, int *client_chan, char *why, size_t n);
+		const int *fds, size_t nfds, struct iso_child *child, int *client_chan,
+		char *why, size_t n);
 
 /* Clone the next guest's reaper ahead of its request, if there is none and
  * a uid is free (spawn.c, reaper_main); quietly nothing otherwise. */

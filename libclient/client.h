@@ -44,6 +44,8 @@ struct iso_spec {
 	char *workdir; /* lent for writing and the cwd, or NULL */
 	char *cwd;     /* absolute, normalized, in the guest's tree, or NULL */
 	int channel;   /* ISO_CHANNEL_* */
+	int pass_fds[ISO_PASS_FDS_MAX]; /* the caller's, not owned */
+	uint32_t npass;
 };
 
 struct iso_guest {

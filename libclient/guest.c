@@ -69,12 +69,26 @@ static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
 	return nfds;
 }
 
+/* The descriptors the caller passes at their own numbers, after the
+ * stdio and the grants'. Returns 0, or -EINVAL for the channel's fd 3. */
+static int pass_fds(const iso_spec *spec, struct iso_wire_spawn *w, int *fds, unsigned *nfds)
+{
+	w->npass = spec->npass;
+	for (uint32_t i = 0; i < spec->npass; i++) {
+		if (spec->pass_fds[i] == 3 && spec->channel != ISO_CHANNEL_NONE)
+			return iso__fail(-EINVAL, "pass-fd 3: the guest's channel is fd 3");
+		w->pass_fds[i] = (uint32_t)spec->pass_fds[i];
+		fds[(*nfds)++] = spec->pass_fds[i];
+	}
+	return 0;
+}
+
 ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 			 iso_guest **out)
 {
 	iso_guest *guest;
 	int fds[ISO_FDS_MAX];
-	unsigned nfds, nstdio;
+	unsigned nfds, nstdio, nlent;
 	char *labels;
 	long len;
 	int rc;
@@ -98,10 +112,13 @@ ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 		free(guest);
 		return rc;
 	}
-	len = iso__encode(conn);
+	nlent = nfds - nstdio;
+	len = pass_fds(spec, &conn->msg.u.spawn, fds, &nfds);
+	if (len == 0)
+		len = iso__encode(conn);
 	free(labels);
 	if (len < 0) {
-		iso_close_fds(fds + nstdio, nfds - nstdio);
+		iso_close_fds(fds + nstdio, nlent);
 		free(guest);
 		return (int)len;
 	}
@@ -114,7 +131,7 @@ ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
 	conn->pending_state = PENDING_WAITING;
 	rc = iso__send(conn, (size_t)len, fds, nfds);
 	/* The helper has its own copies of what was lent. */
-	iso_close_fds(fds + nstdio, nfds - nstdio);
+	iso_close_fds(fds + nstdio, nlent);
 	/* Events of other guests may come first; they are dispatched on the
 	 * way. A signal does not abandon the answer: it would arrive later
 	 * with nobody to take it. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 #include "env.h"
@@ -319,6 +320,27 @@ ISO_PUBLIC int iso_spec_set_cwd(iso_spec *spec, const char *path)
 	if ((rc = check_path("cwd", path, ISO_PATH_ANY)) < 0)
 		return rc == -ENAMETOOLONG ? iso__fail(-EINVAL, "%s", iso_last_error()) : rc;
 	return copy_lent_path("cwd", path, &spec->cwd);
+}
+
+ISO_PUBLIC int iso_spec_pass_fd(iso_spec *spec, int fd)
+{
+	struct stat st;
+
+	if (fd < 3 || fd >= ISO_PASS_FD_LIMIT)
+		return iso__fail(-EINVAL, "pass-fd %d: not from 3 to %d", fd, ISO_PASS_FD_LIMIT - 1);
+	if (fstat(fd, &st) < 0)
+		return iso__fail(-EBADF, "pass-fd %d: not open", fd);
+	/* The guest would reach what is below it by its own rights, past
+	 * its tree. */
+	if (S_ISDIR(st.st_mode))
+		return iso__fail(-EINVAL, "pass-fd %d: a directory", fd);
+	for (uint32_t i = 0; i < spec->npass; i++)
+		if (spec->pass_fds[i] == fd)
+			return 0;
+	if (spec->npass == ISO_PASS_FDS_MAX)
+		return iso__fail(-E2BIG, "pass-fd %d: more than %d", fd, ISO_PASS_FDS_MAX);
+	spec->pass_fds[spec->npass++] = fd;
+	return 0;
 }
 
 ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind)

@@ -385,7 +385,8 @@ static int u64_arg(PyObject *o, void *out)
 	X(add_write_path, str)      \
 	X(set_cwd, str_or_none)     \
 	X(set_workdir, str_or_none) \
-	X(set_channel, int)
+	X(set_channel, int)         \
+	X(pass_fd, int)
 
 #define SETTER_FUNCTION(name, kind)                                            \
 	static PyObject *spec_##name(SpecObject *s, PyObject *args)           \

@@ -257,6 +257,80 @@ START_TEST(live_cwd_outside_the_tree_is_refused)
 }
 END_TEST
 
+static void pass_five_and_nine(iso_spec *spec, void *arg)
+{
+	int dir = arg ? *(const int *)arg : -1;
+
+	ck_assert_int_eq(iso_spec_pass_fd(spec, 5), 0);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, 9), 0);
+	ck_assert_int_eq(iso_spec_set_channel(spec, ISO_CHANNEL_MESSAGES), 0);
+	/* Behind the library's back, as a hostile caller's would be. */
+	if (dir >= 0)
+		ck_assert_int_eq(dup2(dir, 9), 9);
+}
+
+/* Descriptors the caller passes arrive at the numbers it gave, beside the
+ * stdio and the channel's fd 3, and nothing else does; each keeps what it
+ * was opened for (a file read, a pipe written). A directory is refused by
+ * the helper too, not only by the library: through it the guest would
+ * reach past its tree. */
+START_TEST(live_passed_descriptors_keep_their_numbers)
+{
+	char dir[256], file[300], got[64] = "";
+	const char *fds[] = { T_PROBE, "fds", NULL };
+	const char *use[] = { "/bin/sh", "-c", "cat <&5; echo through >&9", NULL };
+	int pipefd[2], root;
+	struct run r;
+
+	own_dir(dir, sizeof(dir), "pass");
+	snprintf(file, sizeof(file), "%s/five", dir);
+	become(T_CALLER);
+	make_file(file, "from five\n");
+	ck_assert_int_eq(dup2(open(file, O_RDONLY | O_CLOEXEC), 5), 5);
+	ck_assert_int_eq(pipe(pipefd), 0);
+	ck_assert_int_eq(dup2(pipefd[1], 9), 9);
+	run(fds, pass_five_and_nine, NULL, &r);
+	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
+	ck_assert_str_eq(r.out, "0 1 2 3 5 9\n");
+
+	ck_assert_int_eq(lseek(5, 0, SEEK_SET), 0);
+	run(use, pass_five_and_nine, NULL, &r);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == 0, "%s %s", r.msg, r.err);
+	ck_assert_str_eq(r.out, "from five\n");
+	ck_assert_int_eq(read(pipefd[0], got, sizeof(got) - 1), 8);
+	ck_assert_str_eq(got, "through\n");
+
+	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	run(fds, pass_five_and_nine, &root, &r);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EINVAL &&
+		      strstr(r.reason, "pass-fd 9: a directory"), "outcome %d: %s", r.outcome,
+		      r.reason);
+}
+END_TEST
+
+/* The CLI hands on what it was given, at the same number; fd 0-2 are
+ * its stdio's and not passed this way. */
+START_TEST(live_cli_pass_fd)
+{
+	const char *args[] = { "--pass-fd", "7", "--", "/bin/sh", "-c", "cat <&7", NULL };
+	const char *stdio[] = { "--pass-fd", "2", "--", "/bin/true", NULL };
+	char dir[256], file[300];
+	struct run r;
+
+	own_dir(dir, sizeof(dir), "clipass");
+	snprintf(file, sizeof(file), "%s/seven", dir);
+	become(T_CALLER);
+	make_file(file, "from seven\n");
+	ck_assert_int_eq(dup2(open(file, O_RDONLY | O_CLOEXEC), 7), 7);
+	run_cli(args, NULL, &r);
+	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_str_eq(r.out, "from seven\n");
+	run_cli(stdio, NULL, &r);
+	ck_assert_int_eq(r.exit_code, 125);
+	ck_assert_str_eq(r.err, "isospawn: --pass-fd 2: not from 3 to 1023\n");
+}
+END_TEST
+
 static void network_none(iso_spec *spec, void *arg)
 {
 	(void)arg;
@@ -394,6 +468,8 @@ static Suite *lend_suite(void)
 	tcase_add_test(lend, live_cwd_outside_the_tree_is_refused);
 	tcase_add_test(lend, live_grant_of_a_system_directory_is_accepted);
 	tcase_add_test(lend, live_cli_grant_through_a_link_and_a_missing_one);
+	tcase_add_test(lend, live_passed_descriptors_keep_their_numbers);
+	tcase_add_test(lend, live_cli_pass_fd);
 	tcase_add_test(lend, live_grant_on_a_file_system_without_idmap_is_refused);
 	tcase_add_test(net, live_network_none_guest_uses_its_own_loopback);
 	tcase_set_timeout(lend, 60);

@@ -326,6 +326,35 @@ START_TEST(test_stdio_closed_fd_refused)
 }
 END_TEST
 
+/* Passed descriptors keep their numbers: never the stdio's, never a
+ * directory (the guest would reach past its tree), each number once. */
+START_TEST(test_pass_fd_checked_and_bounded)
+{
+	iso_spec *spec = new_spec();
+	int dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(dir, 3);
+	ck_assert_int_ge(fd, 3);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, 2), -EINVAL);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, ISO_PASS_FD_LIMIT), -EINVAL);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, dir), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(iso_last_error(), ": a directory"));
+	ck_assert_int_eq(iso_spec_pass_fd(spec, ISO_PASS_FD_LIMIT - 1), -EBADF);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, fd), 0);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, fd), 0);
+	ck_assert_uint_eq(spec->npass, 1);
+	for (int i = 1; i < ISO_PASS_FDS_MAX; i++)
+		spec->pass_fds[spec->npass++] = 100 + i;
+	close(dir);
+	dir = dup(fd);
+	ck_assert_int_eq(iso_spec_pass_fd(spec, dir), -E2BIG);
+	close(dir);
+	close(fd);
+	iso_spec_free(spec);
+}
+END_TEST
+
 START_TEST(test_limit_network_channel_checked)
 {
 	iso_spec *spec = new_spec();
@@ -683,6 +712,7 @@ static Suite *client_suite(void)
 	tcase_add_test(tc, test_source_env_null_forwards_nothing);
 	tcase_add_test(tc, test_pick_forwarded_takes_every_forwarded_name);
 	tcase_add_test(tc, test_stdio_closed_fd_refused);
+	tcase_add_test(tc, test_pass_fd_checked_and_bounded);
 	tcase_add_test(tc, test_limit_network_channel_checked);
 	tcase_add_test(tc, test_paths_checked_and_bounded);
 	tcase_add_test(tc, test_exit_code_follows_env_and_timeout);

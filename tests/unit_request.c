@@ -249,6 +249,91 @@ START_TEST(grants_in_path_order_each_path_once)
 }
 END_TEST
 
+/* Passed descriptors: each number once, never the channel's fd 3. */
+START_TEST(passed_numbers_once_and_not_the_channels)
+{
+	req.pass_fds[0] = 7;
+	req.pass_fds[1] = 3;
+	req.npass = 2;
+	ck_assert_int_eq(decide(open_rule), 0);
+	ck_assert_uint_eq(plan.npass, 2);
+	ck_assert_uint_eq(plan.pass[0].num, 7);
+	ck_assert_int_eq(plan.pass[0].fd, -1);
+	req.channel = ISO_CHANNEL_STREAM;
+	ck_assert_int_eq(decide(open_rule), -EINVAL);
+	ck_assert_str_eq(why, "pass-fd 3: the guest's channel is fd 3");
+	req.channel = ISO_CHANNEL_NONE;
+	req.pass_fds[1] = 7;
+	ck_assert_int_eq(decide(open_rule), -EINVAL);
+	ck_assert_str_eq(why, "pass-fd 7: given twice");
+}
+END_TEST
+
+/* The reaper runs what the helper decided and nothing else: the plan
+ * through the wire comes back the same, with the whole environment, the
+ * grants in plan order with which are writable, and each descriptor where
+ * the plan names it (stdio by the caller's mask, /dev/null for the rest;
+ * the grants' in plan order; the passed ones). */
+START_TEST(plan_crosses_the_wire_as_decided)
+{
+	static uint8_t buf[ISO_WIRE_MAX];
+	static struct iso_wire_msg out, in;
+	struct iso_plan got;
+	int order[] = { 10, 11, 12, 13, 14, 15 };
+
+	req.write_paths[0] = "/srv/out/b";
+	req.read_paths[0] = "/srv/out";
+	req.overrides[0] = "FOO=bar";
+	req.program = "/usr/bin/python3";
+	req.argv[1] = "-c";
+	req.argc = 2;
+	req.channel = ISO_CHANNEL_MESSAGES;
+	req.stdio_mask = 5;
+	req.cwd = "/srv/out/b";
+	req.pass_fds[0] = 9;
+	req.npass = 1;
+	ck_assert_int_eq(decide(strict), 0);
+	out.type = ISO_MSG_PLAN;
+	plan_to_wire(&plan, 1900000007, &out.u.plan);
+	long len = iso_wire_encode(&out, buf, sizeof(buf));
+	ck_assert_int_gt(len, 0);
+	ck_assert_int_eq(iso_wire_decode(buf, (size_t)len, &in, why, sizeof(why)), 0);
+	ck_assert_uint_eq(in.u.plan.uid, 1900000007);
+	/* Two stdio, two grants, one passed: one descriptor short fails. */
+	ck_assert_int_eq(plan_from_wire(&in.u.plan, order, 4, 99, &got, why, sizeof(why)),
+			 -EBADMSG);
+	ck_assert_int_eq(plan_from_wire(&in.u.plan, order, 5, 99, &got, why, sizeof(why)), 0);
+	ck_assert_str_eq(got.program, "/usr/bin/python3");
+	ck_assert_str_eq(got.argv[1], "-c");
+	ck_assert_ptr_null(got.argv[2]);
+	ck_assert_mem_eq(got.limits, plan.limits, sizeof(plan.limits));
+	ck_assert_uint_eq(got.timeout_ms, plan.timeout_ms);
+	ck_assert_int_eq(got.network_none, 1);
+	ck_assert_str_eq(got.cwd, "/srv/out/b");
+	ck_assert_int_eq(got.channel, ISO_CHANNEL_MESSAGES);
+	ck_assert_int_eq(got.stdio[0], 10);
+	ck_assert_int_eq(got.stdio[1], 99);
+	ck_assert_int_eq(got.stdio[2], 11);
+	ck_assert_uint_eq(got.ngrants, 2);
+	ck_assert_str_eq(got.grants[0].path, "/srv/out");
+	ck_assert_int_eq(got.grants[0].write, 0);
+	ck_assert_int_eq(got.grants[0].fd, 12);
+	ck_assert_str_eq(got.grants[1].path, "/srv/out/b");
+	ck_assert_int_eq(got.grants[1].write, 1);
+	ck_assert_int_eq(got.grants[1].fd, 13);
+	ck_assert_uint_eq(got.npass, 1);
+	ck_assert_uint_eq(got.pass[0].num, 9);
+	ck_assert_int_eq(got.pass[0].fd, 14);
+	/* The decided environment, with the guest's own TMPDIR and the
+	 * channel's number, and nothing of the caller's beyond it. */
+	ck_assert_uint_eq(in.u.plan.nenv, 4);
+	ck_assert_str_eq(in.u.plan.envp[0], "PATH=/usr/local/bin:/usr/bin:/bin");
+	ck_assert_str_eq(in.u.plan.envp[1], "FOO=bar");
+	ck_assert_str_eq(in.u.plan.envp[2], "TMPDIR=/tmp");
+	ck_assert_str_eq(in.u.plan.envp[3], "ISOSPAWN_CHANNEL_FD=3");
+}
+END_TEST
+
 /* No timeout at all only where the rule sets no ceiling; otherwise the
  * rule's default. */
 START_TEST(no_timeout_only_without_a_ceiling)
@@ -427,6 +512,8 @@ int main(void)
 	tcase_add_test(tc, grants_as_the_rule_allows_outside_the_trees_own_parts);
 	tcase_add_test(tc, cwd_absolute_and_normalized);
 	tcase_add_test(tc, grants_in_path_order_each_path_once);
+	tcase_add_test(tc, passed_numbers_once_and_not_the_channels);
+	tcase_add_test(tc, plan_crosses_the_wire_as_decided);
 	tcase_add_test(tc, no_timeout_only_without_a_ceiling);
 	tcase_add_test(tc, environment_built_with_rule_and_strict_source);
 	tcase_add_test(tc, env_refusal_is_eacces_and_names_the_variable);

@@ -196,7 +196,7 @@ class Connection:
               cwd: Optional[StrOrBytesPath] = None,
               workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
               stdout: File = None, stderr: File = None,
-              channel: ChannelKind = False) -> Guest:
+              channel: ChannelKind = False, pass_fds: Iterable[int] = ()) -> Guest:
         """Start a guest and return at once. The helper checks the request
         against the policy first; a refusal raises Refused and starts
         nothing.
@@ -242,6 +242,9 @@ class Connection:
                  recv(); in the guest, isospawn.guest.channel());
                  'stream': a byte stream, for protocols that frame their
                  own.
+        pass_fds descriptors of this process's (3 and above, not a
+                 directory) the guest gets at the same numbers, as with
+                 subprocess; not fd 3 with a channel (the channel's).
 
         Keep the Guest while the guest should run: a Guest that is garbage
         collected kills its guest, like closing the connection kills them
@@ -249,7 +252,8 @@ class Connection:
         """
         self._check()
         request = Request(args, env, timeout, limits, network, read, write,
-                          [stdin, stdout, stderr], channel, cwd, workdir)
+                          [stdin, stdout, stderr], channel, cwd, workdir,
+                          pass_fds)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes()
@@ -271,7 +275,7 @@ class Connection:
             workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
             stdout: File = None, stderr: File = None,
             capture_output: bool = False, input: Optional[bytes] = None,
-            check: bool = False) -> Completed:
+            check: bool = False, pass_fds: Iterable[int] = ()) -> Completed:
         """Spawn a guest on this connection, feed it input, collect the
         output asked for (PIPE or capture_output) and wait for it, like
         subprocess.run. The arguments are spawn()'s; input (bytes) is
@@ -297,7 +301,8 @@ class Connection:
             data = memoryview(input).cast("B")
             stdin = PIPE
         request = Request(args, env, timeout, limits, network, read, write,
-                          [stdin, stdout, stderr], False, cwd, workdir)
+                          [stdin, stdout, stderr], False, cwd, workdir,
+                          pass_fds)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes() or [-1, -1, -1]
@@ -874,7 +879,7 @@ def run(args: Args, *, env: Optional[Env] = None,
         workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
         stdout: File = None, stderr: File = None,
         capture_output: bool = False, input: Optional[bytes] = None,
-        check: bool = False) -> Completed:
+        check: bool = False, pass_fds: Iterable[int] = ()) -> Completed:
     """Run a guest to its end, like subprocess.run, on the shared default
     connection: one helper per process, opened by the first run() (and
     again after a fork, or if its helper died), used by every thread. Use
@@ -886,4 +891,5 @@ def run(args: Args, *, env: Optional[Env] = None,
         args, env=env, timeout=timeout, limits=limits, network=network,
         read=read, write=write, cwd=cwd, workdir=workdir, stdin=stdin,
         stdout=stdout, stderr=stderr,
-        capture_output=capture_output, input=input, check=check)
+        capture_output=capture_output, input=input, check=check,
+        pass_fds=pass_fds)

@@ -225,7 +225,8 @@ class Request:
                  network: Optional[str], read: Iterable[StrOrBytesPath],
                  write: Iterable[StrOrBytesPath], stdio: List[File],
                  channel: ChannelKind, cwd: Optional[StrOrBytesPath] = None,
-                 workdir: Optional[StrOrBytesPath] = None) -> None:
+                 workdir: Optional[StrOrBytesPath] = None,
+                 pass_fds: Iterable[int] = ()) -> None:
         self.pipes: Optional[List[int]] = None
         self._theirs: List[int] = []
         spec = self.spec = _core.Spec()
@@ -263,6 +264,7 @@ class Request:
                      path if path.startswith(b"/") else _real(path, path))
             self._stdio(stdio)
             spec.set_channel(channel_kind(channel))
+            self._pass_fds(pass_fds)
         except BaseException:
             self.close()
             raise
@@ -310,6 +312,17 @@ class Request:
             raise ValueError("unknown limit '%s' (%s)"
                              % (name, ", ".join(LIMITS))) from None
         _set(name, self.spec.set_limit, which, _limit_value(value, which))
+
+    def _pass_fds(self, pass_fds: Iterable[int]) -> None:
+        for fd in pass_fds:
+            if not isinstance(fd, int) or isinstance(fd, bool):
+                raise TypeError("pass_fds takes descriptors (int), not %r" % (fd,))
+            try:
+                self.spec.pass_fd(fd)
+            except _core.Error as e:
+                if e.errno == errno.EBADF:
+                    raise OSError(e.errno, os.strerror(e.errno)) from None
+                raise _invalid("pass_fds", e) from None
 
     def _stdio(self, stdio: List[File]) -> None:
         fds = [0, 1, 2]

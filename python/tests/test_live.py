@@ -586,6 +586,40 @@ def test_workdir_and_cwd(conn, tmp_path):
     assert done.returncode == 125
 
 
+def test_pass_fds_as_subprocess_s(conn, tmp_path):
+    # The same descriptors at the same numbers, here and under
+    # subprocess: a file read through one, a pipe written through another.
+    data = tmp_path / "data"
+    data.write_bytes(b"passed\n")
+    r, w = os.pipe()
+    with open(data, "rb") as f:
+        fd = 40  # a number of its own, none of pytest's
+        assert not os.path.exists("/proc/self/fd/40")
+        os.dup2(f.fileno(), fd, inheritable=False)
+        args = [PY, "-c", "import os, sys; sys.stdout.write(os.read(40, 64).decode()); "
+                "os.write(%d, b'back\\n')" % w]
+        for run in (conn.run, subprocess.run):
+            os.lseek(fd, 0, os.SEEK_SET)
+            done = run(args, pass_fds=(fd, w),
+                       capture_output=True, check=True)
+            assert done.stdout == b"passed\n"
+            assert os.read(r, 64) == b"back\n"
+        os.close(fd)
+    with pytest.raises(OSError) as e:
+        conn.run(["/bin/true"], pass_fds=[fd])  # closed now
+    assert e.value.errno == errno.EBADF
+    with pytest.raises(ValueError):
+        conn.run(["/bin/true"], pass_fds=[2])
+    root = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.raises(ValueError):  # it would reach past the tree
+            conn.run(["/bin/true"], pass_fds=[root])
+    finally:
+        os.close(root)
+    os.close(r)
+    os.close(w)
+
+
 def test_no_channel_guest_refuses_channel_calls(conn):
     g = conn.spawn(["/bin/true"])
     for call in (lambda: g.send(b"x"), g.recv, g.channel_fileno):
