@@ -373,19 +373,8 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	pid_t pid;
 
 	reaper_fds(ctx, report_fd);
-	/* A spare waits here for its plan, while the helper is idle. The
-	 * first write to a page, or the first run of it, is a page fault in a
-	 * new process, tens of microseconds each on some virtual machines:
-	 * taken now, not while the caller waits. So what the plan fills is
-	 * zeroed (zero already: only reapers use it; of the buffer, the first
-	 * page), and the formatting the set-up does (world.c) runs once. */
-	memset(buf, 0, 4096);
-	memset(&in, 0, sizeof(in));
-	memset(&plan, 0, sizeof(plan));
-	memset(report.reason, 0, sizeof(report.reason));
-	guest_pid = 0;
-	snprintf(why, sizeof(why), "%d", report_fd);
-	/* End of file: the connection ends before a guest came. */
+	/* A spare waits here for its plan, while the helper is idle; end of
+	 * file: the connection ended before a guest came. */
 	len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, fds, ISO_FDS_MAX, &nfds, &seen);
 	if (len <= 0)
 		_exit(0);
