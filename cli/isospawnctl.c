@@ -413,6 +413,31 @@ static void warn_unread_dropins(const struct iso_policy *policy)
 	free(list);
 }
 
+/* A file named on the command line as the administrator typed it
+ * (new.conf, ./new.conf), in the absolute normal form the policy module
+ * reads and walks: its directory resolved, its own name kept, so that a
+ * link there is still judged as a link. 0, or -1 having said why. */
+static int draft_path(const char *arg, char out[PATH_MAX])
+{
+	const char *fault, *slash = strrchr(arg, '/');
+	const char *name = slash != NULL ? slash + 1 : arg;
+	char dir[PATH_MAX], real[PATH_MAX];
+
+	snprintf(out, PATH_MAX, "%s", arg);
+	if (iso_path_check(arg, ISO_PATH_ANY, &fault) == 0 || name[0] == '\0' ||
+	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return 0; /* as it is: the policy module says what is wrong */
+	snprintf(dir, sizeof(dir), "%.*s", slash != NULL ? (int)(name - arg) : 1,
+		 slash != NULL ? arg : ".");
+	if (realpath(dir, real) == NULL) {
+		fprintf(stderr, "%s: %s\n", arg, strerror(errno));
+		return -1;
+	}
+	if (snprintf(out, PATH_MAX, "%s/%s", strcmp(real, "/") != 0 ? real : "", name) >= PATH_MAX)
+		snprintf(out, PATH_MAX, "%s", arg);
+	return 0;
+}
+
 /*
  * As visudo -c: every error of every file in one run, each in the helper's
  * words; then, of a valid policy, each rule's every value and what would
@@ -426,12 +451,27 @@ static int cmd_check(int argc, char **argv, int quiet)
 	struct iso_policy_report report = {
 		.flags = ISO_POLICY_COLLECT | (draft ? ISO_POLICY_DRAFT : 0) |
 			 (root ? 0 : ISO_POLICY_UNCHECKED),
-		.more = draft ? (const char *const *)argv + 1 : NULL,
 	};
-	const char *path = draft ? argv[0] : ISO_POLICY_PATH;
+	char (*files)[PATH_MAX] = calloc((size_t)argc + 1, PATH_MAX);
+	const char **names = calloc((size_t)argc + 1, sizeof(*names));
+	const char *path = ISO_POLICY_PATH;
 	struct iso_policy all;
 	char why[WHY_MAX];
 
+	if (files == NULL || names == NULL)
+		die(EXIT_PROBLEM, "out of memory");
+	for (int i = 0; i < argc; i++) {
+		if (draft_path(argv[i], files[i]) < 0) {
+			free(files);
+			free(names);
+			return EXIT_PROBLEM;
+		}
+		names[i] = files[i];
+	}
+	if (draft) {
+		path = names[0];
+		report.more = names + 1;
+	}
 	rc = policy_load(path, &all, &report, why, sizeof(why));
 	for (size_t i = 0; i < report.nnotes; i++)
 		fprintf(stderr, "%s\n", report.notes[i]);
@@ -462,6 +502,8 @@ static int cmd_check(int argc, char **argv, int quiet)
 		fprintf(stderr, "isospawnctl: the policy is invalid: the helper refuses every "
 			"caller until it is fixed\n");
 	policy_free(&all);
+	free(files);
+	free(names);
 	return rc == 0 && problems == 0 ? 0 : EXIT_PROBLEM;
 }
 

@@ -601,6 +601,37 @@ START_TEST(live_ctl_check_of_a_draft_prints_each_of_its_three_errors)
 }
 END_TEST
 
+/* A draft and a drop-in named as an administrator types them in the
+ * directory that holds them (isospawnctl check new.conf): read there, the
+ * warning naming the draft's absolute path. */
+START_TEST(live_ctl_check_of_drafts_named_from_their_directory)
+{
+	char draft[64], dropin[64], text[256];
+	struct out o;
+
+	snprintf(text, sizeof(text), "rule user:#4000041 {\npool %s\nprograms any\n}\n",
+		 pool(1900102100, 1900102109));
+	write_draft(draft, sizeof(draft), text);
+	snprintf(text, sizeof(text), "rule user:#4000042 {\npool %s\nprograms any\n}\n",
+		 pool(1900102110, 1900102119));
+	write_draft(dropin, sizeof(dropin), text);
+	ck_assert_int_eq(chdir("/tmp"), 0);
+	ctl((const char *[]){ "check", draft + strlen("/tmp/"), fmt("./%s", dropin + strlen("/tmp/")),
+			      NULL }, &o);
+	unlink(draft);
+	unlink(dropin);
+	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
+	ck_assert_msg(has_line(o.out, "policy OK: 2 rules"), "%s", o.out);
+	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
+					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+	/* One that is not there is named as typed. */
+	ctl((const char *[]){ "check", "no/such/dir/new.conf", NULL }, &o);
+	ck_assert_int_eq(o.status, 1);
+	ck_assert_msg(has_line(o.err, "no/such/dir/new.conf: No such file or directory"), "%s",
+		      o.err);
+}
+END_TEST
+
 /* A drop-in naming an account that is gone (its package removed) makes
  * that rule match no one, said by check and logged by the helper; every
  * other caller is served as before. */
@@ -1629,6 +1660,7 @@ static Suite *ctl_suite(void)
 	tcase_add_test(policy, live_ctl_check_warns_about_programs_paths_others_may_change);
 	tcase_add_test(policy, live_ctl_check_warns_about_a_rule_an_earlier_rule_shadows);
 	tcase_add_test(policy, live_ctl_check_of_a_draft_prints_each_of_its_three_errors);
+	tcase_add_test(policy, live_ctl_check_of_drafts_named_from_their_directory);
 	tcase_add_test(policy, live_ctl_dropin_for_a_deleted_user_leaves_other_rules_working);
 	tcase_add_test(policy, live_ctl_check_shows_what_a_rule_inherits_from_the_defaults);
 	tcase_add_test(policy, live_ctl_audit_log_gets_every_line_with_the_callers_name);
