@@ -1,7 +1,8 @@
 #!/bin/sh
 # unit_uninstall.sh - "make uninstall" removes the default policy it
 # installed only while it is unchanged: a policy the administrator edited
-# is theirs and stays, as does a drop-in directory that holds drop-ins.
+# is theirs and stays, as does a drop-in directory that holds drop-ins;
+# nothing else is left.
 # Installs into a temporary prefix: no privilege needed.
 set -eu
 tmp=$(mktemp -d /tmp/isospawn-uninstall.XXXXXX)
@@ -29,6 +30,10 @@ check "make install writes the default policy" test -f "$conf"
 run uninstall
 check "make uninstall removes the unchanged default" test ! -e "$conf"
 check "... and the empty drop-in directory" test ! -e "${dropin%/*}"
+left=$(find "$tmp/p" \( -type f -o -type l -o -name 'isospawn*' \) -print)
+check "... and no file, nor a directory of its own (the helper's, the Python package's)" \
+    test -z "$left"
+[ -z "$left" ] || echo "$left"
 
 run install
 echo "# edited by the administrator" >>"$conf"
