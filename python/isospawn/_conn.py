@@ -232,7 +232,9 @@ class Connection:
                  relative one named as this process sees it, lent with
                  workdir, say); default its own /tmp.
         stdin, stdout, stderr  None (inherit this process's), a file object
-                 or descriptor, PIPE (then guest.stdin/stdout/stderr are
+                 or descriptor (a file, pipe, terminal or socket: a
+                 connected socket may be a guest's stdin and stdout at
+                 once), PIPE (then guest.stdin/stdout/stderr are
                  binary files), DEVNULL, or for stderr STDOUT. Of 0, 1 and
                  2, one this process has closed is opened on /dev/null
                  before the guest inherits it or a pipe is made, so that

@@ -409,6 +409,21 @@ def test_stderr_to_stdout_and_devnull():
     assert done.stdout is None and done.returncode == 0
 
 
+def test_a_socket_serves_as_stdin_and_stdout_as_under_subprocess(conn):
+    # A connection of a server's, handed to the guest as its stdio, the
+    # way inetd or a supervisor's socket-speaking worker is run.
+    import socket
+    args = ["/bin/sh", "-c", "read line; echo \"got: $line\""]
+    for run in (conn.run, subprocess.run):
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            ours.sendall(b"hello\n")
+            done = run(args, stdin=theirs, stdout=theirs, timeout=30)
+            assert done.returncode == 0
+            theirs.close()
+            assert ours.recv(64) == b"got: hello\n"
+
+
 # --- waiting, killing, closing --------------------------------------------
 
 def test_wait_timeout_raises_then_kill_ends_it(conn):
