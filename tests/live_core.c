@@ -1073,11 +1073,13 @@ END_TEST
 #define T_UNBOUNDED 4000032u /* tests/policy.conf.in: timeout 0 1 */
 
 /* No timeout is something a guest asks for, and only a rule without a
- * ceiling grants: --timeout none outlives the rule's one-second default
- * there, and is refused, with the reason, under a ceiling. */
+ * ceiling grants: --timeout none, or 0, outlives the rule's one-second
+ * default there, and is refused, with the reason, under a ceiling. */
 START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
 {
 	const char *none[] = { "--timeout", "none", "--", "/bin/sleep", "1.5", NULL };
+	const char *zero[] = { "--timeout", "0", "--", "/bin/sleep", "1.5", NULL };
+	const char *const *ways[] = { none, zero };
 	const char *dflt[] = { "--", "/bin/sleep", "1.5", NULL };
 	pid_t pid = fork();
 	struct run r;
@@ -1085,10 +1087,15 @@ START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		int refused = 0;
+
 		become(T_CALLER);
-		run_cli(none, NULL, &r);
-		_exit(r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by ") &&
-		      strstr(r.err, " (timeout): its timeout is at most ") ? 0 : 1);
+		for (size_t i = 0; i < 2; i++) {
+			run_cli(ways[i], NULL, &r);
+			refused += r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by ") &&
+				   strstr(r.err, " (timeout): its timeout is at most ");
+		}
+		_exit(refused == 2 ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -1097,7 +1104,9 @@ START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
 	run_cli(dflt, NULL, &r);
 	ck_assert_msg(r.exit_code == 124, "exit %d: %s", r.exit_code, r.err);
 	run_cli(none, NULL, &r);
-	ck_assert_msg(r.exit_code == 0, "exit %d: %s", r.exit_code, r.err);
+	ck_assert_msg(r.exit_code == 0, "--timeout none: exit %d: %s", r.exit_code, r.err);
+	run_cli(zero, NULL, &r);
+	ck_assert_msg(r.exit_code == 0, "--timeout 0: exit %d: %s", r.exit_code, r.err);
 }
 END_TEST
 
