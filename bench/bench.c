@@ -1475,7 +1475,7 @@ static int open_csv(const char *prefix)
 static void usage(void)
 {
 	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]\n"
-		"  -n N       spawns per mode (default %d; at least 200 for the README:\n"
+		"  -n N       spawns per mode (default %d; at least 200 for bench/RESULTS.md:\n"
 		"             fewer make a noisy p90)\n"
 		"  -m MODES   which to run, from \"%s\" (n, m = modes 3, 4 without the\n"
 		"             guest's mount namespace, f, F = the design's floor with\n"
