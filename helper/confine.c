@@ -501,7 +501,7 @@ int confine_apply_network(const struct iso_plan *plan, int caller_net, char *why
 /* SysV objects outlive the processes that make them, and no rlimit counts
  * them: in the guest's own IPC namespace, shared memory at most its shm,
  * as its /dev/shm, and semaphores and message queues (kernel memory: 2 MiB
- * a set of 32,000 semaphores, 32,000 sets; found by review) within the
+ * a set of 32,000 semaphores, 32,000 sets) within the
  * kernel's historical limits. The kernel's defaults are all but
  * unbounded. write(), not dprintf(): the reaper runs this on the path of
  * every spawn, and stdio's FILE would write to pages the reaper still

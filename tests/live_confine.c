@@ -395,11 +395,11 @@ START_TEST(live_guest_cannot_read_caller_memory)
 }
 END_TEST
 
-/* Review (rev3): the setuid helper starts in its caller's session
- * keyring, and a process that possesses a keyring may read its keys
- * whatever its uid; its guests inherited it, so under a rule that lets
- * them call keyctl ('seccomp none') a guest read the caller's keys. Each
- * guest now has a session keyring of its own. */
+/* The setuid helper starts in its caller's session keyring, and a
+ * process that possesses a keyring may read its keys whatever its uid: a
+ * guest that inherited it would read the caller's keys under a rule that
+ * lets it call keyctl ('seccomp none'). Each guest has a session keyring
+ * of its own. */
 START_TEST(live_guest_cannot_read_the_callers_session_keyring)
 {
 	char id[24];
@@ -449,7 +449,7 @@ START_TEST(live_guest_cannot_inject_into_callers_terminal)
 }
 END_TEST
 
-/* Review finding 9: holding the caller's terminal, the guest cannot signal
+/* Holding the caller's terminal, the guest cannot signal
  * the caller's foreground group through it (TIOCSWINSZ: SIGWINCH), change
  * its line discipline or make it exclusive; it may still set its modes,
  * as an interactive guest must (they persist: the caller's to restore). */
@@ -781,7 +781,7 @@ START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 }
 END_TEST
 
-/* Review finding 7: the program is opened as the guest, but with root's
+/* The program is opened as the guest, but with root's
  * capabilities beyond the file-system ones (CAP_SYS_PTRACE): through
  * /proc/PID/cwd of another user's process it would reach a script neither
  * the caller nor the guest may reach, and run it. No magic link is
@@ -862,7 +862,7 @@ START_TEST(live_guest_tmp_is_its_own_and_ends_with_it)
 }
 END_TEST
 
-/* Finding 1: a guest's /tmp is a tmpfs of its mount namespace, so a tree
+/* A guest's /tmp is a tmpfs of its mount namespace, so a tree
  * no path-walking cleanup could remove (3,000 levels of 200-byte names,
  * 600 KB of path, a file at the bottom) is gone with the guest, root never
  * walks it, and the uid it ran under serves the next guests at once. */
@@ -891,9 +891,8 @@ START_TEST(live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed)
 }
 END_TEST
 
-/* Finding 14: nothing of a guest's working directory (there: a parked
- * scratch directory; here: its /tmp) reaches the next guest of its uid, not
- * a user.* extended attribute, not a timestamp. */
+/* Nothing of a guest's working directory (its /tmp) reaches the next
+ * guest of its uid, not a user.* extended attribute, not a timestamp. */
 START_TEST(live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp)
 {
 	const char *set[] = { T_PROBE, "xattr-set", ".", "user.left", "by-the-last-guest", NULL };
@@ -1065,11 +1064,6 @@ START_TEST(live_memory_bomb_stops_at_address_space_limit)
 }
 END_TEST
 
-/* Review: SysV shared memory outlives the processes that attach it, and no
- * rlimit counts it; the guest's IPC namespace held as much as the kernel's
- * defaults allow (512 MiB under an `as` of 128 MiB). Now its shm: with shm
- * 1 MiB, 256 KiB segments are made, written and detached until the
- * kernel refuses one: 1 MiB and no more. */
 /* Python's script as the guest of T_CALLER, on a connection of its own:
  * 0, after a SKIP naming it, where Python is not installed. */
 static int run_python(const char *test, const char *script, spec_hook hook, void *arg,
@@ -1086,6 +1080,12 @@ static int run_python(const char *test, const char *script, spec_hook hook, void
 	return 1;
 }
 
+/* SysV shared memory outlives the processes that attach it, and no
+ * rlimit counts it: without a bound of its own, the guest's IPC namespace
+ * holds as much as the kernel's defaults allow (512 MiB under an `as` of
+ * 128 MiB). Its shm limit bounds it: with shm 1 MiB, 256 KiB segments are
+ * made, written and detached until the kernel refuses one: 1 MiB and no
+ * more. */
 START_TEST(live_sysv_shared_memory_stays_within_the_shm_limit)
 {
 	static const char script[] =
@@ -1151,9 +1151,9 @@ static int caller_may_take_real_time(void)
  * process's (granted it by the administrator: a real-time policy, a
  * negative nice or oom_score_adj) is the caller's, never its guest's: a
  * guest that spins or eats memory under them starves the host's CPUs and
- * is the last the OOM killer picks (found by review: the guest ran
- * SCHED_FIFO at nice -5 with the real-time I/O class, and could take a
- * real-time policy again). */
+ * is the last the OOM killer picks. The caller here runs SCHED_FIFO at
+ * nice -5 with the real-time I/O class, and the guest must neither keep
+ * them nor take a real-time policy again. */
 START_TEST(live_guest_does_not_inherit_the_callers_scheduling_privileges)
 {
 	const char *argv[] = { T_PROBE, "sched", NULL };
@@ -1190,7 +1190,7 @@ END_TEST
 /* SysV semaphore sets and message queues outlive the processes that make
  * them, within the guest's IPC namespace, and are kernel memory that no
  * rlimit counts: under the kernel's defaults (sets of 32,000, 32,000 of
- * them) one guest held 2 MiB per set, 64 GB at most (found by review). */
+ * them) one guest could hold 2 MiB per set, 64 GB at most. */
 START_TEST(live_sysv_semaphores_and_message_queues_stay_bounded)
 {
 	static const char script[] =
@@ -1328,7 +1328,7 @@ START_TEST(live_limit_or_timeout_above_ceiling_is_refused_by_name)
 }
 END_TEST
 
-/* Review finding 1: tmpfs reads size=0 as unlimited, so a limit of 0 (below
+/* tmpfs reads size=0 as unlimited, so a limit of 0 (below
  * every ceiling) must not reach it: refused by name, for every limit; a
  * small one bounds /tmp and /dev/shm. */
 START_TEST(live_zero_limit_is_refused_and_a_small_tmp_is_bounded)

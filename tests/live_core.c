@@ -434,7 +434,7 @@ static void pass_options_client(int tell, int wait)
 	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
 }
 
-/* Finding 7: a caller that set SO_PASSCRED, SO_PASSSEC and SO_PASSPIDFD
+/* A caller that set SO_PASSCRED, SO_PASSSEC and SO_PASSPIDFD
  * on the helper's end before starting it gets a helper that still takes
  * requests with descriptors, and 3,000 messages leave no descriptor
  * behind in it. */
@@ -504,11 +504,11 @@ static long rss_kib(pid_t pid)
 #define UNREAD_LISTS 1900 /* x (LONG_GUESTS + 1) replies: 239 MiB queued before */
 #define HELPER_RSS_MAX_KIB (64 * 1024)
 
-/* Review: a caller that never reads its replies must not make its helper,
+/* A caller that never reads its replies must not make its helper,
  * root's, hold them without bound: each LIST is 12 bytes, its answer a
  * GUEST record of up to 4 KiB (the program's path) for each of the
- * caller's live guests. The helper reads no request while replies wait
- * (it read on, and held 239 MiB after these 1,900 LISTs): the caller's
+ * caller's live guests, so a helper that read on would hold 239 MiB after
+ * these 1,900 LISTs. It reads no request while replies wait: the caller's
  * sends stop instead. */
 START_TEST(live_replies_a_caller_does_not_read_stay_bounded)
 {
@@ -851,7 +851,7 @@ START_TEST(live_restricted_rule_limits_programs_and_overrides)
 	ck_assert_int_eq(r.spawn_rc, -EACCES);
 	ck_assert_msg(strstr(r.msg, "BAR") != NULL, "%s", r.msg);
 	/* Nor what would make a program load code of the caller's that no
-	 * list of hooks names (review finding 6): the rule lists FOO only. */
+	 * list of hooks names (SECURITY.md 5): the rule lists FOO only. */
 	run_guest(c, probe, openssl, NULL, NULL, &r);
 	ck_assert_int_eq(r.spawn_rc, -EACCES);
 	ck_assert_msg(strstr(r.msg, "OPENSSL_CONF") != NULL, "%s", r.msg);

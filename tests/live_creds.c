@@ -102,7 +102,7 @@ static void identify(void)
 	close(sv[1]);
 }
 
-/* Finding 9: once the caller is known, its gid and groups are gone. */
+/* Once the caller is known, its gid and groups are gone. */
 START_TEST(identify_leaves_root_gid_and_no_groups)
 {
 	pid_t pid = fork();
@@ -122,9 +122,9 @@ START_TEST(identify_leaves_root_gid_and_no_groups)
 }
 END_TEST
 
-/* Review finding 4: made root by the setuid bit (its real uid the
- * caller's), the helper is root in all three uids once it knows the
- * caller, so the caller can no longer signal or stop it. */
+/* Made root by the setuid bit (its real uid the caller's), the helper is
+ * root in all three uids once it knows the caller, so that the caller
+ * cannot signal or stop it. */
 START_TEST(identify_leaves_root_in_every_uid)
 {
 	pid_t pid = fork();
@@ -162,7 +162,7 @@ static void expect_dir(const char *path, mode_t mode)
 		(unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)mode);
 }
 
-/* Finding 9: the state directories the helper makes are root:root with the
+/* The state directories the helper makes are root:root with the
  * modes it names, whatever the caller's gid and the umask (077). (Guests
  * have no directories on disk: their /tmp is a tmpfs, helper/world.c.) */
 START_TEST(state_directories_are_root_root_with_explicit_modes)
@@ -183,8 +183,6 @@ START_TEST(state_directories_are_root_root_with_explicit_modes)
 }
 END_TEST
 
-/* Finding 15: every directory above the state directory is trusted like
- * those above the policy: root's, and writable by nobody else. */
 /* In a started helper, state_prepare() refuses with EPERM and a reason
  * holding `reason`, and has not made `made`. */
 static void assert_state_refused(const char *reason, const char *made)
@@ -206,6 +204,8 @@ static void assert_state_refused(const char *reason, const char *made)
 	ck_assert_int_eq(child_status(pid), 0);
 }
 
+/* Every directory above the state directory is trusted like those above
+ * the policy: root's, and writable by nobody else. */
 START_TEST(state_directory_below_a_writable_ancestor_is_refused)
 {
 	ck_assert_int_eq(chmod(BASE "/a", 0775), 0);
@@ -226,7 +226,7 @@ START_TEST(state_directory_is_not_made_before_its_ancestors_are_checked)
 }
 END_TEST
 
-/* Finding 15: the drop is refused, not trusted, when a capability
+/* The drop is refused, not trusted, when a capability
  * survives it (here the permitted set, kept by PR_SET_KEEPCAPS). */
 START_TEST(drop_with_capabilities_left_is_refused)
 {
@@ -313,7 +313,7 @@ static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_leas
 	return take_given(rule, caller, lease, NULL, why, n);
 }
 
-/* Review finding 2: every uid taken from the pool is swept (every process
+/* Every uid taken from the pool is swept (every process
  * whose real or saved uid it is, killed): at its first lease, after a
  * helper died holding it, and after a lease given back in order too, as a
  * set-user-ID file a guest left may have let anyone start one since. */
@@ -410,8 +410,9 @@ static void second_lease_waits_for_the_first(const struct iso_rule *rule, const 
 	lease_release(&second, NULL);
 }
 
-/* Review finding 5: a lease holds one of the caller's 'guests' slots until
- * it is given back. */
+/* A lease holds one of the caller's 'guests' slots until it is given
+ * back: with 'guests 1', a second lease is refused though the pool has a
+ * free uid, and taken once the first is given back. */
 START_TEST(lease_holds_one_of_the_callers_slots)
 {
 	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID + 1,

@@ -361,9 +361,9 @@ START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_cal
 }
 END_TEST
 
-/* Review: the helper asks the account services of each uid it leases, and
- * enumerates none (which cost every start, and misses the users of SSSD
- * and LDAP); check still lists the accounts it can find in a pool, and
+/* The helper asks the account services of each uid it leases, and
+ * enumerates none (a walk would cost every start, and miss the users of
+ * SSSD and LDAP); check still lists the accounts it can find in a pool, and
  * exits 1, while the helper serves the policy's callers. */
 START_TEST(live_ctl_check_reports_a_pool_holding_an_account)
 {
@@ -428,7 +428,7 @@ START_TEST(live_ctl_group_writable_dropin_dir_is_refused)
 }
 END_TEST
 
-/* Review finding 6: a rule that restricts programs but lets a caller set
+/* A rule that restricts programs but lets a caller set
  * any variable (OPENSSL_CONF makes curl load a library of the caller's) is
  * refused by check, saying why, and by the helper. */
 START_TEST(live_ctl_restricted_programs_without_an_overrides_list_are_refused)
@@ -453,7 +453,7 @@ START_TEST(live_ctl_restricted_programs_without_an_overrides_list_are_refused)
 }
 END_TEST
 
-/* Review: a programs path the caller may change (below a directory others
+/* A programs path the caller may change (below a directory others
  * may write, or through a link that leads there) makes a restricted list
  * 'programs any'; check says so, and is quiet about a path only root's. */
 START_TEST(live_ctl_check_warns_about_programs_paths_others_may_change)
@@ -479,7 +479,7 @@ START_TEST(live_ctl_check_warns_about_programs_paths_others_may_change)
 }
 END_TEST
 
-/* Review: a rule that matches the same user (by name or number) or the
+/* A rule that matches the same user (by name or number) or the
  * same group as a rule above it is never tried, as the first match
  * decides; check says so. A user's rule below a group's is not shadowed
  * for certain (the user's process need not hold the group): no warning. */
@@ -1134,7 +1134,7 @@ START_TEST(live_ctl_helper_refuses_a_stop_of_another_callers_guest)
 }
 END_TEST
 
-/* Review (correctness 7): a caller's program path reaches root's terminal
+/* A caller's program path reaches root's terminal
  * as the log shows it, in list and in stop: a byte a terminal may take for
  * a control sequence's start (0x9b, C1 CSI, which the wire lets through:
  * it is no control byte below 0x20) is escaped. */
@@ -1160,14 +1160,14 @@ START_TEST(live_ctl_list_and_stop_escape_the_program_path)
 }
 END_TEST
 
-/* Review (rev3): a caller's program path in root's 'list --json' shows no
- * C1 control encoded as UTF-8 (U+009B, CSI to terminals that decode C1 from
- * UTF-8: json_string passed every well-formed sequence through), and the
- * output stays valid UTF-8 (an overlong '/', E0 80 AF, passed through too,
- * and Python's json.loads refuses the whole list for it). Review: nor a
- * bidirectional control (U+202E RIGHT-TO-LEFT OVERRIDE, U+2066, U+200F,
- * U+061C), which reorders the text around it on root's terminal or in a
- * review tool (Trojan Source). */
+/* A caller's program path in root's 'list --json' shows no C1 control
+ * encoded as UTF-8 (U+009B, CSI to terminals that decode C1 from UTF-8,
+ * though it is a well-formed sequence), and the output stays valid UTF-8
+ * (an overlong '/', E0 80 AF, passed through would make Python's
+ * json.loads refuse the whole list); nor a bidirectional control (U+202E
+ * RIGHT-TO-LEFT OVERRIDE, U+2066, U+200F, U+061C), which reorders the
+ * text around it on root's terminal or in a code review tool (Trojan
+ * Source). */
 #define UTF8_ODD_PROBE T_BIN "/probe\xc2\x9b" "31m\xe0\x80\xaf\xc3\xa9" \
 	"\xe2\x80\xae" "txt.sh" "\xe2\x81\xa6" "\xe2\x80\x8f" "\xd8\x9c" "x"
 

@@ -647,9 +647,9 @@ START_TEST(strict_allows_unix_and_inet_sockets)
 }
 END_TEST
 
-/* The seccomp and Landlock review: what the default profile refuses on
- * top. With seccomp-action kill a refusal is a SIGSYS, which no errno of
- * the call itself can be mistaken for. */
+/* More of what the default profile refuses. With seccomp-action kill a
+ * refusal is a SIGSYS, which no errno of the call itself can be mistaken
+ * for. */
 static int try_socket_family;
 
 static int try_socket(void)
@@ -874,7 +874,7 @@ START_TEST(rule_deny_list_refused_on_the_32_bit_entry_too)
 }
 END_TEST
 
-/* Review findings 10 and 2: the i386 table's own entry points of denied
+/* The i386 table's own entry points of denied
  * calls (umount without flags, the clock's stime and time64 setters), and
  * the set-id mode bits there. Each is checked where the kernel, without a
  * filter, answers something other than EPERM (as root: EFAULT, EBADF). */
@@ -923,7 +923,7 @@ START_TEST(default_refuses_i386_legacy_and_setid_calls)
 END_TEST
 #endif
 
-/* Review finding 2: set-user-ID and set-group-ID bits through every call
+/* Set-user-ID and set-group-ID bits through every call
  * that gives a mode (systemd's RestrictSUIDSGID=, plus O_TMPFILE), while
  * the same calls without them, open without a creating flag and mkdir
  * (whose mode the kernel strips of both) still work. 0 when so, else the
@@ -990,7 +990,7 @@ START_TEST(default_answers_enosys_for_openat2_and_fchmodat2)
 }
 END_TEST
 
-/* Review finding 9: a guest handed the caller's terminal signals nobody
+/* A guest handed the caller's terminal signals nobody
  * through it (TIOCSWINSZ sends SIGWINCH to its foreground group, TIOCSIG
  * on a master any signal), changes neither its line discipline nor who
  * may open it, even with high bits set in the request; it still sets its
@@ -1594,9 +1594,10 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* The guest's tree (world.c), as root                                  */
 
-/* Review: the template's /bin, /sbin and /lib* are the host's, whatever
- * the directory the helper works in holds (they were read relative to
- * it). In a child whose working directory has links of those names. */
+/* The template's /bin, /sbin and /lib* are the host's, whatever the
+ * directory the helper works in holds (names read relative to it would
+ * take its links). In a child whose working directory has links of those
+ * names. */
 START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
 {
 	static const char *const names[] = { "bin", "sbin", "lib", "lib64" };
@@ -1664,7 +1665,7 @@ static int enter_world(const struct iso_world *w, struct iso_plan *plan, uid_t u
 	return -WEXITSTATUS(status);
 }
 
-/* Review (a grant in a rule's write path): where the guest's tree shows a
+/* A grant in a rule's write path: where the guest's tree shows a
  * host directory (a rule's write path) that lacks a grant's mount point,
  * the point is made as the guest, never as root: in a directory the guest
  * may not write, nothing is made; in one it may, the point is the guest's.

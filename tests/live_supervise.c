@@ -825,7 +825,7 @@ START_TEST(live_channel_recv_reads_eof_after_the_guest_exits)
 }
 END_TEST
 
-/* Review: iso_send() waits while the channel is full, for ever if the guest
+/* iso_send() waits while the channel is full, for ever if the guest
  * never reads and has no timeout. A caller that sets O_NONBLOCK on its end
  * gets -EAGAIN at once instead, with SO_SNDTIMEO after that time, and
  * poll() tells it when there is room (POLLOUT); the guest's end, which
@@ -874,7 +874,7 @@ START_TEST(live_channel_send_to_a_guest_that_does_not_read_need_not_wait)
 }
 END_TEST
 
-/* Review (rev3): a guest that sends its own end of the channel over the
+/* A guest that sends its own end of the channel over the
  * channel, then exits, must not leave that end open in the caller's queue:
  * the caller would never see the channel end, and a send into it would
  * block for ever once its buffer is full. The caller's end takes no
@@ -1000,10 +1000,10 @@ START_TEST(live_forked_child_freeing_the_connection_leaves_the_parents_guests)
 }
 END_TEST
 
-/* Review: iso_close() waited for its helper by pid. A caller whose SIGCHLD
+/* iso_close() must not wait for its helper by pid: a caller whose SIGCHLD
  * handler reaps every child (waitpid(-1)) may have reaped the helper (here
  * killed by root, as after a crash), and the pid may since be another
- * child's: iso_close() then waited for that child and took its status. In
+ * child's, whose status iso_close() would take. In
  * a PID namespace of its own, whose pid 1 (root) sets ns_last_pid, the
  * caller's next child gets the helper's pid for certain: pids there are
  * 1 for root, 2 for the caller, 3 for the helper it starts. */
@@ -1195,7 +1195,7 @@ static void drain(int fd)
 		;
 }
 
-/* Review finding 3: SIGSTOP through iso_kill() stops the guest, never its
+/* SIGSTOP through iso_kill() stops the guest, never its
  * reaper (pid 1 of its namespace, which a SIGSTOP from outside would
  * stop): SIGCONT resumes it, and its timeout ends it while it is stopped. */
 START_TEST(live_sigstop_stops_the_guest_and_its_timeout_still_ends_it)
@@ -1244,7 +1244,7 @@ START_TEST(live_sigstop_stops_the_guest_and_its_timeout_still_ends_it)
 }
 END_TEST
 
-/* Review C1: real-time signals reach the guest like any other; the C
+/* Real-time signals reach the guest like any other; the C
  * library's 32 and 33, which the reaper cannot take, are refused by name. */
 START_TEST(live_realtime_signals_reach_the_guest)
 {
@@ -1612,10 +1612,11 @@ static long read_to_eof(int fd, char *buf, size_t n, int timeout_ms)
 	return -1;
 }
 
-/* From its second guest on, a connection's helper clones the next guest's
- * reaper right after starting one (spawn.c, reaper_main). Such a reaper
- * carries nothing of the guest it was made beside: guest B, spawned while
- * A lives (through the reaper made when A started), has a uid of its own,
+/* Once it has started two guests, a connection's helper clones the next
+ * guest's reaper right after starting one (loop.c, spawn_spare), so its
+ * third guest on gets a reaper made ahead. Such a reaper carries nothing
+ * of the guest it was made beside: guest B, the third, spawned while A
+ * lives (through the reaper made when A started), has a uid of its own,
  * an empty /tmp where A left a file, only its own processes; and A's
  * output pipe reaches end of file when A ends, though B's reaper was made
  * while the pipe was A's. */
@@ -1713,7 +1714,7 @@ static int client_reports_its_reaper(int out, int in)
 	return 0;
 }
 
-/* Review: the reaper moves the program's descriptor above 0-3 for its
+/* The reaper moves the program's descriptor above 0-3 for its
  * guest, and keeps no second one: while the guest runs, the reaper holds
  * the program once (root reads its /proc/PID/fd). */
 START_TEST(live_reaper_holds_the_program_once)
@@ -1832,7 +1833,7 @@ START_TEST(live_ten_thousand_spawns_leave_helper_fds_and_rss_unchanged)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-/* The security review's runtime findings                              */
+/* A hostile caller or guest at run time                               */
 
 /* argv with the guest's nofile and wall-clock timeout (0: the rule's). */
 static iso_guest *must_start_limited(iso_conn *conn, const char *const *argv,
@@ -1882,7 +1883,7 @@ static int client_timed_sleeper(int out, int in)
 	return 0;
 }
 
-/* Finding 6: the guest's timeout is its reaper's own, so a stopped helper
+/* The guest's timeout is its reaper's own, so a stopped helper
  * does not extend it. (The caller cannot stop its helper: root does it
  * here.) */
 START_TEST(live_stopped_helper_does_not_extend_a_guest_past_its_timeout)
@@ -1948,7 +1949,7 @@ static int helper_stopped(pid_t helper)
 	return read_text(path, buf, sizeof(buf)) > 0 && strstr(buf, ") T ") != NULL;
 }
 
-/* Review finding 4: once it knows its caller the helper is root in all
+/* Once it knows its caller the helper is root in all
  * its uids, so the caller cannot stop it and walk away from guests that
  * then run forever; a terminal's job-control signals, which reach it
  * whatever its uids, never stop it. The connection ends when the client
@@ -1994,7 +1995,7 @@ START_TEST(live_caller_cannot_stop_its_helper_and_leave_its_guests_behind)
 }
 END_TEST
 
-/* Finding 8: the channel is made by the reaper after the drop, so its peer
+/* The channel is made by the reaper after the drop, so its peer
  * credentials name the guest (uid, gid and the pid iso_guest_pid() gives),
  * never root: a service that authorises by them sees the untrusted guest
  * as what it is. */
@@ -2072,9 +2073,9 @@ static int client_tries_to_freeze_its_helper(int out, int in)
  * guests' reapers, whose timers are the guests' timeouts. A caller in a
  * cgroup v2 subtree delegated to it (any service of its systemd --user)
  * runs the setuid helper in that subtree, and cgroup v2 lets the owner of
- * a subtree move any process within it, root's too, and freeze it (found
- * by review: a frozen helper and reaper let a guest outlive its timeout
- * and its client). The helper refuses such a caller, naming the file. */
+ * a subtree move any process within it, root's too, and freeze it: a
+ * frozen helper and reaper would let a guest outlive its timeout and its
+ * client. The helper refuses such a caller, naming the file. */
 START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup)
 {
 	static const char *const owned[] = { "", "/cgroup.procs", "/cgroup.threads",
@@ -2239,7 +2240,7 @@ START_TEST(live_guest_with_a_small_nofile_runs)
 }
 END_TEST
 
-/* Finding 11: a reaper holds only what it and its guest need, not every
+/* A reaper holds only what it and its guest need, not every
  * descriptor of the helper, so a connection with four times the guests'
  * nofile in live guests (each holding a pidfd and a report socket in the
  * helper) still starts every guest within that nofile. */
@@ -2273,7 +2274,7 @@ END_TEST
 /* The rule for the per-caller ceiling in tests/policy.conf.in: guests 2. */
 #define G_CALLER 4000060u
 
-/* Finding 3: a caller's live guests are bounded by its rule's 'guests'
+/* A caller's live guests are bounded by its rule's 'guests'
  * over all its connections (each its own helper), not per connection: a
  * third guest is refused on either, and a slot frees when a guest ends. */
 START_TEST(live_callers_live_guests_are_bounded_across_its_connections)
@@ -2410,7 +2411,7 @@ static int client_opens_connections(int out, int in)
 	return 0;
 }
 
-/* Review finding 5: a caller's connections (root helpers, not counted in
+/* A caller's connections (root helpers, not counted in
  * its RLIMIT_NPROC; in socket mode, taken from every caller's
  * MaxConnections) are bounded by its rule: 'guests' + 1. */
 START_TEST(live_callers_connections_are_bounded_by_guests_plus_one)
@@ -2470,9 +2471,9 @@ static void write_accounts(const char *copy, const char *text, const char *line)
 	close(fd);
 }
 
-/* Review: pools against accounts were checked by enumerating the account
- * database when the policy is read, which misses the users of SSSD and
- * LDAP. The helper asks getpwuid() and getgrgid() of each uid it leases:
+/* Enumerating the account database when the policy is read would miss
+ * the users of SSSD and LDAP, so the helper asks getpwuid() and getgrgid()
+ * of each uid it leases:
  * a pool uid that is a user's, or a group's gid, is never leased (the
  * spawn is refused naming it, and logged as the administrator's error),
  * and one that is the pool's first uid, as which the guest's tree is
@@ -2573,7 +2574,7 @@ static uid_t run_one_guest_as(uid_t caller)
 	return u;
 }
 
-/* Review finding 2: a guest may leave a set-user-ID file in a write grant
+/* A guest may leave a set-user-ID file in a write grant
  * where the rule lets it (seccomp none); whoever runs it holds the pool
  * uid outside every namespace. The next lease of that uid sweeps it: such
  * a process, started before, is dead before the next guest runs. (Here

@@ -181,7 +181,7 @@ START_TEST(live_dev_stdin_stdout_stderr_reopen_the_handed_over_pipes)
 }
 END_TEST
 
-/* Review finding 8: a stdio pipe reopens through /proc only in the
+/* A stdio pipe reopens through /proc only in the
  * direction the guest holds: what others write into its stdout pipe (here
  * the caller, before the guest starts) it cannot read, nor write into its
  * stdin pipe, nor change that (the pipes stay the caller's: chmod fails). */
@@ -243,7 +243,7 @@ START_TEST(live_stdio_pipes_reopen_only_in_the_direction_handed_over)
 }
 END_TEST
 
-/* Review: a pipe the caller holds but does not own (root's, 0600, here
+/* A pipe the caller holds but does not own (root's, 0600, here
  * inherited across the drop) is handed over as stdout: the helper, root,
  * leaves its mode alone; only the caller's own pipes are opened up. */
 START_TEST(live_stdio_pipe_the_caller_does_not_own_keeps_its_mode)
@@ -551,7 +551,7 @@ static void grant_cover_b(iso_spec *spec, void *arg)
 	ck_assert_int_eq(iso_spec_add_read_path(spec, COVER "/b"), 0);
 }
 
-/* Review (correctness 3): a grant that needs a new directory where the
+/* A grant that needs a new directory where the
  * template holds the rule's own paths (its read a/, beside b/)
  * would need a tmpfs there, hiding them: the guest does not start
  * (ENOTEMPTY) rather than run without them. The caller is told why, the

@@ -206,10 +206,10 @@ START_TEST(prepare_unknown_syscall_name_refused)
 END_TEST
 
 /* sched_getscheduler() reports SCHED_RESET_ON_FORK added to the policy,
- * which a comparison with SCHED_FIFO alone missed: a caller that set its
- * helper real-time with the flag, before the helper had made its real uid
- * root, left it real-time (found by review). Run on the test process
- * itself, which root may make real-time. */
+ * which a comparison with SCHED_FIFO alone would miss: a caller that set
+ * its helper real-time with the flag, before the helper had made its real
+ * uid root, would leave it real-time. Run on the test process itself,
+ * which root may make real-time. */
 START_TEST(sched_gives_up_a_real_time_policy_marked_reset_on_fork)
 {
 	struct sched_param fifo = { .sched_priority = 10 };

@@ -472,7 +472,7 @@ START_TEST(test_unforwarded_name_refused_as_override_unless_listed)
 }
 END_TEST
 
-/* Finding 5: names that steer what a restricted program runs. */
+/* Names that steer what a restricted program runs. */
 static const char *const code_hooks[] = {
 	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PERL5LIB",
 	"PERL5OPT", "PERLLIB", "PYTHONSTARTUP", "PYTHONINSPECT",

@@ -482,7 +482,7 @@ START_TEST(shipped_default_policy_parses)
 }
 END_TEST
 
-/* Finding 12: the host network reaches localhost services and the cloud
+/* The host network reaches localhost services and the cloud
  * metadata endpoint, which hands out credentials; guests of the shipped
  * policy get loopback only unless their caller asks. */
 START_TEST(shipped_default_policy_gives_guests_no_network)
@@ -516,7 +516,7 @@ START_TEST(rule_without_network_or_timeout_gets_the_shipped_policys)
 }
 END_TEST
 
-/* Finding 3: a caller's live guests, over all its connections, are
+/* A caller's live guests, over all its connections, are
  * bounded: by default, by the rule's 'guests', and modestly in the shipped
  * policy. */
 START_TEST(guests_bound_live_guests_per_caller)
@@ -685,7 +685,7 @@ static void subid_file(const char *name, const char *text)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Review: a user whose subordinate range (/etc/subuid, /etc/subgid) holds
+/* A user whose subordinate range (/etc/subuid, /etc/subgid) holds
  * a pool id can run processes as it (newuidmap into its own user
  * namespace): such a pool is refused, naming the delegation; one beside
  * it is not. The files go before any assertion, which would leave them to
@@ -723,8 +723,8 @@ START_TEST(pool_delegated_in_subuid_or_subgid_refused_naming_it)
 }
 END_TEST
 
-/* Review: the parse enumerates no accounts (a walk of the whole database
- * at every helper's start, which misses the users of SSSD and LDAP): a
+/* The parse enumerates no accounts (a walk of the whole database at
+ * every helper's start would miss the users of SSSD and LDAP): a
  * pool holding a user's uid or a group's gid parses; the helper refuses
  * to lease that id (live_supervise), and isospawnctl check names it
  * (live_ctl). The entries are this machine's, found at run time. */
@@ -983,7 +983,7 @@ START_TEST(override_of_channel_name)
 }
 END_TEST
 
-/* Review finding 6: no list of the variables that make a program run code
+/* No list of the variables that make a program run code
  * of the caller's choosing can be complete (OPENSSL_CONF, LUA_INIT,
  * GIT_SSH_COMMAND, ZDOTDIR, ...), so a rule that restricts programs lists
  * the overrides it allows, or says none; any, said or left implicit, is

@@ -128,7 +128,7 @@ START_TEST(limit_above_ceiling_refused_by_name_not_lowered)
 }
 END_TEST
 
-/* Review finding 1: a limit of 0 is below every ceiling, and a tmpfs of
+/* A limit of 0 is below every ceiling, and a tmpfs of
  * size 0 (scratch, shm) is unbounded; no limit may be asked for as 0, as
  * the policy may not set one to 0. */
 START_TEST(zero_limit_refused_by_name)

@@ -1306,7 +1306,7 @@ static const struct {
 	{ ISO_MSG_RULE_TEXT, ISO_F_TEXT, ISO_WIRE_RULE_MAX, 'r', "TEXT" },
 };
 
-/* Finding 4: a path reaches reasons and logs; a control byte in it could
+/* A path reaches reasons and logs; a control byte in it could
  * forge a line or a field there. Bytes from 0x80 up are UTF-8 names. */
 START_TEST(decode_refuses_paths_with_control_bytes)
 {

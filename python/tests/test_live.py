@@ -693,14 +693,13 @@ DRAINS_NOW_AND_THEN = py("""
 
 
 def test_threads_sending_to_a_slow_reader_leave_the_connection_free(conn):
-    # Found by review: two threads saw room (poll), one filled it, and
-    # the other's send then waited for the guest to read while holding
-    # the connection's lock, so every other call on the connection
-    # (poll, wait, kill, spawn) waited too, for ever once the guest
-    # stopped reading. A send buffer one message fills (as a smaller
+    # Two threads may both see room (poll), one fill it, and the other's
+    # send then wait for the guest to read: it must not hold the
+    # connection's lock meanwhile, or every other call on the connection
+    # (poll, wait, kill, spawn) waits too, for ever once the guest stops
+    # reading. A send buffer one message fills (as a smaller
     # net.core.wmem_default would), and eight senders woken by each of
-    # the guest's reads, make it likely at every read (against the
-    # binding before: 3 runs of 3 failed, poll() waiting 1.2 to 2.1 s).
+    # the guest's reads, make it likely at every read.
     import socket
     g = conn.spawn(DRAINS_NOW_AND_THEN, channel=True, read=[PYDIR],
                    timeout=30)
