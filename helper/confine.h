@@ -2,12 +2,15 @@
  * confine.h - seccomp, Landlock and resource limits for the guest.
  *
  * confine_prepare() runs once per helper process (per connection): it
- * puts together the seccomp filter, probes the Landlock ABI, and decides
- * whether the rule can be honoured at all on this kernel. The confine_apply_*
- * functions run for every guest, in the order spawn.c calls them (network in
- * the reaper; rlimits, Landlock, seccomp, fds in the guest child after the
- * privilege drop). Each checks itself whether it has anything to do, and
- * only loads what was prepared: spawning a guest never compiles anything.
+ * puts the seccomp filter together (the rule's deny list before the
+ * program compiled at build time), probes the Landlock ABI, and decides
+ * whether the rule can be honoured at all on this kernel. The
+ * confine_apply_* functions run for every guest, in the order spawn.c
+ * calls them: in the reaper, still root, network, then ipc once
+ * world_enter() has built the guest's tree; in the guest child after the
+ * privilege drop, Landlock, fds, rlimits, seccomp, then the exec. Each
+ * checks itself whether it has anything to do, and only loads what was
+ * prepared: spawning a guest never compiles anything.
  */
 #ifndef ISO_CONFINE_H
 #define ISO_CONFINE_H
@@ -75,11 +78,11 @@ int confine_apply_landlock(const struct iso_confine *c,
 			   const int stdio[3], char *why, size_t n);
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
 
-/* Last before exec: src[0..3] (or -1 for closed) become fds 0-3, each of
- * the plan's passed descriptors its number, and every other descriptor is
- * close-on-exec. The numbers it places are all below
- * confine_fds_floor(plan): a descriptor the guest needs until the exec
- * (its program's) must be at or above it. */
+/* After Landlock, before the rlimits and seccomp: src[0..3] (or -1 for
+ * closed) become fds 0-3, each of the plan's passed descriptors its
+ * number, and every other descriptor is close-on-exec. The numbers it
+ * places are all below confine_fds_floor(plan): a descriptor the guest
+ * needs until the exec (its program's) must be at or above it. */
 int confine_apply_fds(const int src[4], const struct iso_plan *plan, char *why, size_t n);
 int confine_fds_floor(const struct iso_plan *plan);
 
