@@ -10,7 +10,7 @@
  *    (tools/seccomp-rules.c); a rule's own list is checked here on the
  *    native and compat architectures alike.
  *  - The filter MUST still allow what the guest child does after loading
- *    it (spawn.c loads it last): execveat, fcntl, write and exit_group.
+ *    it (spawner.c loads it last): execveat, fcntl, write and exit_group.
  *    It is a deny list, so only its lists (tools/seccomp-rules.c) and a
  *    rule's seccomp-deny can break that.
  *  - Landlock MUST fail closed: a path the rule or the request names that

@@ -5,7 +5,7 @@
  * puts the seccomp filter together (the rule's deny list before the
  * program compiled at build time), probes the Landlock ABI, and decides
  * whether the rule can be honoured at all on this kernel. The
- * confine_apply_* functions run for every guest, in the order spawn.c
+ * confine_apply_* functions run for every guest, in the order spawner.c
  * calls them: in the reaper, still root, network, then ipc once
  * world_enter() has built the guest's tree; in the guest child after the
  * privilege drop, Landlock, fds, rlimits, seccomp, then the exec. Each

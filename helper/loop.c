@@ -6,9 +6,9 @@
  * slots (creds.c) until the first waiting spawn's deadline. Replies are
  * sent without blocking and queued when the client is slow. Guests'
  * timeouts are not the loop's: each guest's reaper enforces its own
- * (spawn.c), so a caller that stops its helper cannot extend a guest.
+ * (spawner.c), so a caller that stops its helper cannot extend a guest.
  *
- * What a guest takes and gives back (lease, tree, channel) is spawn.c's;
+ * What a guest takes and gives back (lease, tree, channel) is spawner.c's;
  * this file only does the I/O and the bookkeeping of live guests.
  *
  * Invariants:
@@ -418,7 +418,7 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 	/* SIGSTOP would stop the reaper (signalled from outside its PID
 	 * namespace, pid 1 stops like any process), and with it the guest's
 	 * deadline: it goes as a queued SIGTSTP, which the reaper turns into
-	 * SIGSTOP for the guest (spawn.c forward_signal). */
+	 * SIGSTOP for the guest (spawner.c forward_signal). */
 	(void)syscall(SYS_pidfd_send_signal, g->child.pidfd, sig == SIGSTOP ? SIGTSTP : (int)sig,
 		      sig == SIGSTOP ? &stop : NULL, 0);
 }
@@ -508,7 +508,7 @@ static void tell(struct iso_server *srv, struct iso_guest_slot *g,
 
 /* The reaper reported: everything of the guest is gone, so the client
  * hears of it now, not once the kernel has torn its namespaces down (and
- * the guest's record leaves its lease file, spawn.c lease_put). */
+ * the guest's record leaves its lease file, spawner.c lease_put). */
 static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
 {
 	struct iso_wire_msg m = { 0 };

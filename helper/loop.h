@@ -11,7 +11,7 @@
 #include "confine.h"
 #include "creds.h"
 #include "policy.h"
-#include "spawn.h"
+#include "spawner.h"
 #include "waitq.h"
 #include "wire.h"
 #include "world.h"

@@ -414,7 +414,7 @@ static void pass_options_client(int tell, int wait)
 	read_msg(sock, &m, buf);
 	ck_assert_msg(m.type == ISO_MSG_HELLO && m.u.hello.err == 0, "no greeting");
 	/* Two guests first, so that the reaper made ahead for the next
-	 * (helper/spawn.c) is counted in both. */
+	 * (helper/spawner.c) is counted in both. */
 	for (uint32_t id = 1; id <= 3; id++) {
 		send_spawn_with_stdio(sock, id);
 		read_msg(sock, &m, buf);

@@ -1667,7 +1667,7 @@ START_TEST(live_reaper_made_ahead_carries_nothing_between_guests)
 }
 END_TEST
 
-/* The reaper factory (spawn.c, factory_main) is forked at a connection's
+/* The reaper factory (spawner.c, factory_main) is forked at a connection's
  * first guest, while the helper holds that guest's stdio: it must not keep
  * them, or the guest's output would not end with the guest. */
 START_TEST(live_reaper_factory_keeps_no_descriptor_of_the_first_guest)
@@ -1780,7 +1780,7 @@ static int client_many_spawns(int out, int in)
 	for (int i = 0; i < WARMUP_SPAWNS; i++)
 		if (spawn_and_reap(conn, out) != 0)
 			return 1;
-	/* A guest's end is told before its reaper is gone (helper/spawn.c):
+	/* A guest's end is told before its reaper is gone (helper/spawner.c):
 	 * let the last one go before the helper is counted. */
 	sleep_ms(200);
 	dprintf(out, "before\n");

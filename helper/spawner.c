@@ -1,5 +1,5 @@
 /*
- * spawn.c - the single path that ends in the guest's exec, and what the
+ * spawner.c - the single path that ends in the guest's exec, and what the
  * guest takes and gives back around it.
  *
  *   helper (root): decide the request (request.c), with a slot of the
@@ -71,7 +71,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "spawn.h"
+#include "spawner.h"
 #include "util.h"
 #include "world.h"
 

@@ -1,5 +1,5 @@
 /*
- * spawn.h - everything one guest takes and gives back: the lease of a pool
+ * spawner.h - everything one guest takes and gives back: the lease of a pool
  * uid, its channel, the reaper in new namespaces with the guest's own tree,
  * the privilege drop, confinement and exec, and the cleanup after it.
  */
@@ -67,7 +67,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 		char *why, size_t n);
 
 /* Clone the next guest's reaper ahead of its request, if there is none and
- * a uid is free (spawn.c, reaper_main); quietly nothing otherwise. */
+ * a uid is free (spawner.c, reaper_main); quietly nothing otherwise. */
 void spawn_spare(struct iso_spawn_ctx *ctx);
 
 /*
