@@ -1,5 +1,6 @@
 /*
- * isospawn - run one program as an isospawn guest, from a shell or script.
+ * run.c - the isospawn command: run one program as an isospawn guest,
+ * from a shell or script.
  *
  * Exit codes follow env(1)/timeout(1): the guest's own code; 128+N when it
  * was killed by signal N; 124 timeout; 125 isospawn refused or failed
