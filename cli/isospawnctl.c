@@ -10,7 +10,7 @@
  * The policy is read with the helper's own policy module (policy/), so
  * what this program accepts is exactly what the helper accepts. It runs
  * with the privileges of whoever started it; it is never setuid. Root reads
- * the lease records (lease.h) itself; any other caller asks a helper of its
+ * the lease records (record.h) itself; any other caller asks a helper of its
  * own (LIST, STOP, RULE), which answers only about the caller's guests and
  * the caller's rule.
  *
@@ -36,7 +36,7 @@
 #include "client.h"
 #include "die.h"
 #include "json.h"
-#include "lease.h"
+#include "record.h"
 #include "policy.h"
 #include "util.h"
 
@@ -509,7 +509,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 
 /* ---- Guests: list and stop ---- */
 
-/* One live guest, as its record says (lease.h). */
+/* One live guest, as its record says (record.h). */
 struct row {
 	uint32_t helper, id, caller, uid, pid, network;
 	uint64_t start_ticks, started_us, timeout_ms;
@@ -601,7 +601,7 @@ static void read_rows(struct rows *rows)
 	} else if ((dir = opendir(ISO_LEASE_DIR)) != NULL) {
 		while ((e = readdir(dir)) != NULL) {
 			snprintf(path, sizeof(path), "%s/%s", ISO_LEASE_DIR, e->d_name);
-			if (iso_lease_read(path, buf, sizeof(buf), &m) == 1)
+			if (iso_record_read(path, buf, sizeof(buf), &m) == 1)
 				add_row(&m, rows);
 		}
 		closedir(dir);
@@ -745,7 +745,7 @@ static int cmd_list(int argc, int json)
 	return 0;
 }
 
-/* Root ends the guest itself, its whole namespace (lease.h); then waits
+/* Root ends the guest itself, its whole namespace (record.h); then waits
  * until its helper has cleaned up (the record is gone). */
 static void stop_as_root(const struct row *r)
 {
@@ -754,10 +754,10 @@ static void stop_as_root(const struct row *r)
 	static struct iso_wire_msg m;
 	char path[sizeof(ISO_LEASE_DIR) + 16];
 
-	if (iso_lease_kill(&g) < 0)
+	if (iso_record_kill(&g) < 0)
 		return; /* ended in the meantime */
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, r->uid);
-	for (int i = 0; i < 100 && iso_lease_read(path, buf, sizeof(buf), &m) == 1 &&
+	for (int i = 0; i < 100 && iso_record_read(path, buf, sizeof(buf), &m) == 1 &&
 			m.u.guest.pid == r->pid; i++)
 		usleep(100000);
 }

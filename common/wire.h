@@ -37,7 +37,7 @@
  * isospawnctl's conversation (a connection of its own): LIST is answered by
  * a GUEST per live guest of the caller, then DONE; STOP by DONE or REFUSED;
  * RULE by RULE_TEXT or REFUSED. A GUEST datagram is also what a lease file
- * holds while its uid runs a guest (lease.h).
+ * holds while its uid runs a guest (record.h).
  *
  * Inside the helper (never from or to a client, which is refused them):
  * the helper sends its reaper factory CLONE, answered by CLONED with the

@@ -53,7 +53,7 @@
 #include <linux/nsfs.h>
 
 #include "creds.h"
-#include "lease.h"
+#include "record.h"
 #include "log.h"
 #include "util.h"
 
@@ -391,7 +391,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		fd = lock_file(path, 1, why, n);
 	}
 	/* What a helper that died left in the file (a record) goes. */
-	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || iso_lease_clear(fd, 0) < 0)) {
+	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || iso_record_clear(fd, 0) < 0)) {
 		close(fd);
 		fd = iso_why_errno(why, n, "%s", path);
 	}
@@ -421,7 +421,7 @@ void lease_release(struct iso_lease *lease, struct iso_given_uids *given)
 
 	/* The record goes; the mark says the uid has had no lease since,
 	 * until another takes it. */
-	if (iso_lease_clear(lease->lock_fd, given ? given->mark : 0) == 0 && given &&
+	if (iso_record_clear(lease->lock_fd, given ? given->mark : 0) == 0 && given &&
 	    given->mark != 0) {
 		while (i < ISO_GIVEN_UIDS - 1 && given->uids[i] != lease->uid)
 			i++;

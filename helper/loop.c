@@ -16,7 +16,7 @@
  *    (a waiting spawn's, once it starts or ends).
  *  - When the client goes away, every guest is killed and cleaned up
  *    before the helper exits.
- *  - A guest's lease file holds its record (lease.h) from its start until
+ *  - A guest's lease file holds its record (record.h) from its start until
  *    its reaper reports (or is gone), and never an argument or environment
  *    value.
  *  - LIST and STOP reach only the caller's own guests, and STOP signals
@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "hygiene.h"
-#include "lease.h"
+#include "record.h"
 #include "log.h"
 #include "loop.h"
 #include "util.h"
@@ -183,7 +183,7 @@ static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
 	return 0;
 }
 
-/* The guest's record in its lease file, for isospawnctl (lease.h). */
+/* The guest's record in its lease file, for isospawnctl (record.h). */
 static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 			 const char *program, const struct iso_plan *plan)
 {
@@ -195,7 +195,7 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 		.timeout_ms = plan->timeout_ms, .limits_set = (1u << ISO_LIMIT_COUNT) - 1,
 		.network = plan->network_none ? ISO_NETWORK_NONE : ISO_NETWORK_HOST };
 	memcpy(m.u.guest.limits, plan->limits, sizeof(plan->limits));
-	(void)iso_lease_write(g->child.lease.lock_fd, &m, srv->wbuf, ISO_WIRE_MAX);
+	(void)iso_record_write(g->child.lease.lock_fd, &m, srv->wbuf, ISO_WIRE_MAX);
 }
 
 /*
@@ -435,7 +435,7 @@ static void handle_list(struct iso_server *srv, uint32_t id)
 
 	while (dir != NULL && (e = readdir(dir)) != NULL) {
 		snprintf(path, sizeof(path), "%s/%s", ISO_LEASE_DIR, e->d_name);
-		if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) == 1 &&
+		if (iso_record_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) == 1 &&
 		    srv->msg.u.guest.caller == srv->caller.uid)
 			(void)reply(srv, &srv->msg, -1);
 	}
@@ -444,7 +444,7 @@ static void handle_list(struct iso_server *srv, uint32_t id)
 	(void)reply(srv, &done, -1);
 }
 
-/* STOP: end a guest of the caller's, its whole namespace (lease.h); the
+/* STOP: end a guest of the caller's, its whole namespace (record.h); the
  * helper serving it then cleans up as on any exit. */
 static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint32_t pid)
 {
@@ -453,9 +453,9 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 	char path[sizeof(ISO_LEASE_DIR) + 16], why[128];
 
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, uid);
-	if (iso_lease_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) != 1 ||
+	if (iso_record_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) != 1 ||
 	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) ||
-	    iso_lease_kill(g) < 0) {
+	    iso_record_kill(g) < 0) {
 		iso_why(why, sizeof(why), ESRCH, "no guest of yours runs under uid %u%s", uid,
 			pid != 0 ? " with that reaper" : "");
 		refuse(srv, id, ESRCH, NULL, why);

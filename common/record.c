@@ -1,6 +1,6 @@
 /*
- * lease.c - reading a lease record, and proving its reaper is still the
- * same process (format: lease.h). Linked into the setuid helper: every
+ * record.c - reading a lease record, and proving its reaper is still the
+ * same process (format: record.h). Linked into the setuid helper: every
  * line here runs as root, on files only root writes.
  */
 #include "config.h"
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease.h"
+#include "record.h"
 
 uint64_t iso_proc_start_ticks(pid_t pid)
 {
@@ -42,7 +42,7 @@ uint64_t iso_proc_start_ticks(pid_t pid)
 	return start;
 }
 
-int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap)
+int iso_record_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap)
 {
 	struct timespec now;
 	long len;
@@ -57,7 +57,7 @@ int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap)
 	return 0;
 }
 
-int iso_lease_clear(int fd, uint64_t word)
+int iso_record_clear(int fd, uint64_t word)
 {
 	if (pwrite(fd, &word, sizeof(word), 0) != sizeof(word) ||
 	    ftruncate(fd, sizeof(word)) < 0)
@@ -65,8 +65,8 @@ int iso_lease_clear(int fd, uint64_t word)
 	return 0;
 }
 
-int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
-		   struct iso_wire_msg *out)
+int iso_record_read(const char *path, uint8_t *buf, size_t cap,
+		    struct iso_wire_msg *out)
 {
 	ssize_t got;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -83,7 +83,7 @@ int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
 	return iso_proc_start_ticks((pid_t)out->u.guest.pid) == out->u.guest.start_ticks;
 }
 
-int iso_lease_kill(const struct iso_wire_guest *guest)
+int iso_record_kill(const struct iso_wire_guest *guest)
 {
 	struct pollfd gone = { .events = POLLIN };
 

@@ -1,20 +1,21 @@
 /*
- * lease.h - what a lease file says, defined once: the helper writes it,
+ * record.h - what a lease file says, defined once: the helper writes it,
  * isospawnctl reads it (root directly; a caller through the helper's LIST
  * and STOP, which show it only its own guests).
  *
- * ISO_LEASE_DIR/<uid> exists for every pool uid ever leased; a helper holds
- * a uid while it holds an exclusive flock(2) on that file (creds.c). While
- * the uid runs a guest, the file holds one GUEST datagram (wire.h): the
- * guest's id, its caller, the helper serving it, its uid, its reaper's pid
- * and start time, its program, when it started, its limits, timeout and
- * network. Never an argument or an environment value: those may be
- * secrets. Otherwise it holds no record but eight bytes: zero while a
- * helper holds the uid (creds.c writes them when it takes the lock, and
- * sweeps the uid whatever the file held), else the mark of the connection
- * that gave it back (creds.h, struct iso_given_uids). Never nothing: ext4
- * writes a file truncated to nothing back to disk when it is closed
- * (auto_da_alloc), and a spawn waited for that.
+ * ISO_LEASE_DIR/<uid>, the uid's lease file, exists for every pool uid ever
+ * leased; a helper holds the uid (its lease) while it holds an exclusive
+ * flock(2) on that file (creds.c). While the uid runs a guest, the file
+ * holds the guest's record, one GUEST datagram (wire.h): the guest's id,
+ * its caller, the helper serving it, its uid, its reaper's pid and start
+ * time, its program, when it started, its limits, timeout and network.
+ * Never an argument or an environment value: those may be secrets.
+ * Otherwise it holds no record but eight bytes: zero while a helper holds
+ * the uid (creds.c writes them when it takes the lock, and sweeps the uid
+ * whatever the file held), else the mark of the connection that gave it
+ * back (creds.h, struct iso_given_uids). Never nothing: ext4 writes a file
+ * truncated to nothing back to disk when it is closed (auto_da_alloc), and
+ * a spawn waited for that.
  * The directory and files are root's alone (0700, 0600).
  *
  * A record is live only while its reaper, the same pid with the same start
@@ -23,13 +24,13 @@
  * and nothing ever signals a pid from a record without a pidfd proven to
  * be that reaper.
  *
- * The per-caller ceiling on live guests (the rule's 'guests') is kept
- * beside the leases, in files of its own: ISO_STATE_DIR/callers/UID.N, one
- * flock'd slot per live guest (creds.c, caller_slot_take). They hold no
+ * The per-caller ceiling on live guests (the rule's 'guests') is held
+ * beside the lease files, in files of its own: ISO_STATE_DIR/callers/UID.N,
+ * one flock'd slot per live guest (creds.c, caller_slot_take). They hold no
  * record; the lease file is the one record of a guest.
  */
-#ifndef ISO_LEASE_H
-#define ISO_LEASE_H
+#ifndef ISO_RECORD_H
+#define ISO_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,10 +50,10 @@ uint64_t iso_proc_start_ticks(pid_t pid);
  * bytes), with the start time of its reaper (m->u.guest.pid) and the wall
  * clock filled in. Returns 0 or -errno.
  */
-int iso_lease_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap);
+int iso_record_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap);
 
 /* Make lease file fd hold no record: eight bytes, `word`. 0 or -errno. */
-int iso_lease_clear(int fd, uint64_t word);
+int iso_record_clear(int fd, uint64_t word);
 
 /*
  * Read the lease file `path` into buf (cap bytes, which must outlive *out)
@@ -60,14 +61,14 @@ int iso_lease_clear(int fd, uint64_t word);
  * reaper still runs; 0 when it holds none (empty, or a record left by a
  * helper that died, or not a lease file); -errno when it cannot be read.
  */
-int iso_lease_read(const char *path, uint8_t *buf, size_t cap,
-		   struct iso_wire_msg *out);
+int iso_record_read(const char *path, uint8_t *buf, size_t cap,
+		    struct iso_wire_msg *out);
 
 /* End the record's guest: SIGKILL to its reaper, pid 1 of the guest's PID
  * namespace (so every process in it ends), through a pidfd proven to be
  * that reaper (opened first, its start time checked after); then wait, up
  * to ten seconds, until it is gone. Returns 0, or -ESRCH when that process
  * was gone already. */
-int iso_lease_kill(const struct iso_wire_guest *guest);
+int iso_record_kill(const struct iso_wire_guest *guest);
 
-#endif /* ISO_LEASE_H */
+#endif /* ISO_RECORD_H */
