@@ -60,8 +60,8 @@ static const char *const code_hook_names[] = {
 
 static const char guest_path[] = "PATH=" ISO_GUEST_PATH;
 
-/* Forwarded names, PATH, and at most one slot per override. */
-#define SLOTS_MAX (FORWARDED_COUNT + 1 + ISO_ENV_OVERRIDES_MAX)
+/* Forwarded names, PATH, and at most one variable per override. */
+#define VARS_MAX (FORWARDED_COUNT + 1 + ISO_ENV_OVERRIDES_MAX)
 
 /* Room for a name as shown in a message; see shown_name(). */
 #define SHOWN_NAME_MAX 64
@@ -349,15 +349,15 @@ static int check_override(const char *entry, size_t index,
 	return iso_env_check_value(entry, len, eq + 1, why, why_size);
 }
 
-/* The first of slots[0..count) holding this name, or count if none. */
-static size_t find_slot(const char *const *slots, size_t count,
+/* The first of vars[0..count) holding this name, or count if none. */
+static size_t find_var(const char *const *vars, size_t count,
 			const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (strcspn(slots[i], "=") == len &&
-		    memcmp(slots[i], name, len) == 0)
+		if (strcspn(vars[i], "=") == len &&
+		    memcmp(vars[i], name, len) == 0)
 			return i;
 	return count;
 }
@@ -382,7 +382,7 @@ static int check_overrides(const char *const *overrides,
 		if (rc < 0)
 			return rc;
 		len = strcspn(overrides[i], "=");
-		if (find_slot(overrides, i, overrides[i], len) < i)
+		if (find_var(overrides, i, overrides[i], len) < i)
 			return iso_why(why, why_size, EINVAL,
 				       "override %s: given twice",
 				       shown_name(shown, overrides[i], len));
@@ -393,29 +393,29 @@ static int check_overrides(const char *const *overrides,
 /*
  * Everything is validated by now, so each entry is at most
  * ISO_ENV_NAME_MAX + 1 + ISO_ENV_VALUE_MAX bytes and there are at most
- * SLOTS_MAX of them: the size sum cannot overflow.
+ * VARS_MAX of them: the size sum cannot overflow.
  */
 static int assemble(const char *const taken[FORWARDED_COUNT],
 		    const char *const *overrides, char ***out)
 {
-	const char *slots[SLOTS_MAX];
+	const char *vars[VARS_MAX];
 	size_t count = 0, i;
 	char **env;
 
 	for (i = 0; i < FORWARDED_COUNT; i++)
 		if (taken[i] != NULL)
-			slots[count++] = taken[i];
-	slots[count++] = guest_path;
+			vars[count++] = taken[i];
+	vars[count++] = guest_path;
 	for (i = 0; overrides != NULL && overrides[i] != NULL; i++) {
 		size_t len = strcspn(overrides[i], "=");
-		size_t at = find_slot(slots, count, overrides[i], len);
+		size_t at = find_var(vars, count, overrides[i], len);
 
-		slots[at] = overrides[i];
+		vars[at] = overrides[i];
 		if (at == count)
 			count++;
 	}
 
-	env = iso_strv_new(slots, count);
+	env = iso_strv_new(vars, count);
 	if (env == NULL)
 		return -ENOMEM;
 	*out = env;

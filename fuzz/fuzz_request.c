@@ -115,9 +115,9 @@ static void check_paths(const struct iso_rule *r, const struct iso_wire_spawn *r
 		    iso_path_beneath(g->path, "/proc") || iso_path_beneath(g->path, "/dev") ||
 		    iso_path_beneath(g->path, "/.iso") ||
 		    r->grants < (g->write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ) ||
-		    g->slot >= req->nread + req->nwrite || g->fd != -1 ||
-		    strcmp(g->slot < req->nread ? req->read_paths[g->slot]
-			   : req->write_paths[g->slot - req->nread], g->path) != 0 ||
+		    g->fd_index >= req->nread + req->nwrite || g->fd != -1 ||
+		    strcmp(g->fd_index < req->nread ? req->read_paths[g->fd_index]
+			   : req->write_paths[g->fd_index - req->nread], g->path) != 0 ||
 		    (i > 0 && strcmp(plan->grants[i - 1].path, g->path) >= 0))
 			abort();
 	}

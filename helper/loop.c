@@ -49,7 +49,7 @@
 #define TAG_SOCK UINT32_MAX
 #define TAG_SIG (UINT32_MAX - 1)
 #define TAG_SLOTS (UINT32_MAX - 2) /* a slot of some caller's given back */
-#define TAG_REPORT ISO_GUESTS_MAX /* plus the slot: its reaper's report */
+#define TAG_REPORT ISO_GUESTS_MAX /* plus the entry: its reaper's report */
 #define OUTQ_MAX 65536 /* queued replies before the client counts as gone */
 
 struct iso_outq {
@@ -148,43 +148,43 @@ int server_hello(struct iso_server *srv, int err, const char *message)
 	return reply(srv, &m, -1);
 }
 
-/* The live guest `id`, or with id 0 a free slot; NULL if there is none.
- * The table spans ISO_GUESTS_MAX slots, some 60 pages, and each page a
+/* The live guest `id`, or with id 0 a free entry; NULL if there is none.
+ * The table spans ISO_GUESTS_MAX entries, some 60 pages, and each page a
  * helper reads first is a page fault its caller waits for (the CLI's
  * helper, at its one spawn): a search goes only as far as the live guests
- * reach, or to the first free slot. */
-static struct iso_guest_slot *find_guest(struct iso_server *srv, uint32_t id)
+ * reach, or to the first free entry. */
+static struct iso_guest_entry *find_guest(struct iso_server *srv, uint32_t id)
 {
 	for (size_t i = 0, live = 0; i < ISO_GUESTS_MAX && (id == 0 || live < srv->nlive); i++) {
-		if (srv->slots[i].id == id)
-			return &srv->slots[i];
-		live += srv->slots[i].id != 0;
+		if (srv->entries[i].id == id)
+			return &srv->entries[i];
+		live += srv->entries[i].id != 0;
 	}
 	return NULL;
 }
 
 /* Watch the started guest: its pidfd becomes readable when it is gone. */
-static int watch_guest(struct iso_server *srv, struct iso_guest_slot *slot,
+static int watch_guest(struct iso_server *srv, struct iso_guest_entry *entry,
 		       uint32_t id, const struct iso_plan *plan, char *why,
 		       size_t n)
 {
 	struct epoll_event ev = { .events = EPOLLIN,
-				  .data.u32 = (uint32_t)(slot - srv->slots) };
+				  .data.u32 = (uint32_t)(entry - srv->entries) };
 	struct epoll_event rep = { .events = EPOLLIN,
 				   .data.u32 = ev.data.u32 + TAG_REPORT };
 
-	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.pidfd, &ev) < 0 ||
-	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, slot->child.report_fd, &rep) < 0)
+	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, entry->child.pidfd, &ev) < 0 ||
+	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, entry->child.report_fd, &rep) < 0)
 		return iso_why_errno(why, n, "epoll");
-	slot->id = id;
-	slot->start_us = now_us();
-	slot->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
+	entry->id = id;
+	entry->start_us = now_us();
+	entry->cpu_limit_s = plan->limits[ISO_LIMIT_CPU];
 	srv->nlive++;
 	return 0;
 }
 
 /* The guest's record in its lease file, for isospawnctl (record.h). */
-static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
+static void write_record(struct iso_server *srv, const struct iso_guest_entry *g,
 			 const char *program, const struct iso_plan *plan)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_GUEST, .id = g->id };
@@ -200,11 +200,11 @@ static void write_record(struct iso_server *srv, const struct iso_guest_slot *g,
 
 /*
  * Decide the request, take a slot of the caller's,
- * start the guest in the free entry `slot` and say so, or refuse. With
+ * start the guest in the free `entry` and say so, or refuse. With
  * `may_wait` and no slot free: nothing told, nothing taken, and 1;
  * otherwise 0.
  */
-static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint32_t id,
+static int start_guest(struct iso_server *srv, struct iso_guest_entry *entry, uint32_t id,
 		       const struct iso_wire_spawn *req, const int *fds, size_t nfds,
 		       int may_wait)
 {
@@ -222,14 +222,14 @@ static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint
 		return 1;
 	}
 	if (rc == 0)
-		rc = spawn_start(&srv->ctx, &plan, slot_fd, fds, nfds, &slot->child, &chan,
+		rc = spawn_start(&srv->ctx, &plan, slot_fd, fds, nfds, &entry->child, &chan,
 				 why, sizeof(why));
-	if (rc == 0 && (rc = watch_guest(srv, slot, id, &plan, why, sizeof(why))) < 0) {
+	if (rc == 0 && (rc = watch_guest(srv, entry, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
 
-		(void)syscall(SYS_pidfd_send_signal, slot->child.pidfd, SIGKILL, NULL, 0);
-		spawn_end(&srv->ctx, &slot->child, id, &gone);
+		(void)syscall(SYS_pidfd_send_signal, entry->child.pidfd, SIGKILL, NULL, 0);
+		spawn_end(&srv->ctx, &entry->child, id, &gone);
 		iso_close_fds(&chan, 1);
 	}
 	if (rc < 0) {
@@ -237,36 +237,36 @@ static int start_guest(struct iso_server *srv, struct iso_guest_slot *slot, uint
 		refuse(srv, id, rc, req->program, why);
 		return 0;
 	}
-	write_record(srv, slot, req->program, &plan);
+	write_record(srv, entry, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
 	iso_quote(qprog, sizeof(qprog), req->program);
 	log_event(LOG_INFO, "spawn id=%u caller=%s rule=%s:%u"
 		  " program=\"%s\" overrides=%s guest_uid=%u pid=%d network=%s",
 		  id, log_caller(), srv->rule->file, srv->rule->line, qprog,
-		  names, (unsigned)slot->child.lease.uid, (int)slot->child.pid,
+		  names, (unsigned)entry->child.lease.uid, (int)entry->child.pid,
 		  plan.network_none ? "none" : "host");
 	plan_release(&plan);
-	m.u.spawned.pid = (uint32_t)slot->child.pid;
-	m.u.spawned.uid = (uint32_t)slot->child.lease.uid;
+	m.u.spawned.pid = (uint32_t)entry->child.pid;
+	m.u.spawned.uid = (uint32_t)entry->child.lease.uid;
 	m.u.spawned.notes = srv->confine.notes[0] ? srv->confine.notes : NULL;
 	(void)reply(srv, &m, chan);
 	srv->started++;
 	return 0;
 }
 
-/* Queue the spawn in the entry `slot`, which it holds while it waits; it
+/* Queue the spawn in `entry`, which it holds while it waits; it
  * takes the request's descriptors. 0, or -errno with a reason. */
-static int wait_for_slot(struct iso_server *srv, struct iso_guest_slot *slot, uint32_t id,
+static int wait_for_slot(struct iso_server *srv, struct iso_guest_entry *entry, uint32_t id,
 			 const struct iso_wire_spawn *req, size_t len, int *fds, size_t nfds,
 			 char *why, size_t n)
 {
 	char qprog[256];
-	int rc = waitq_add(&srv->waitq, (size_t)(slot - srv->slots), req->wait_slot_ms, now_us(),
-			   srv->rbuf, len, fds, nfds, &slot->waiting, why, n);
+	int rc = waitq_add(&srv->waitq, (size_t)(entry - srv->entries), req->wait_slot_ms, now_us(),
+			   srv->rbuf, len, fds, nfds, &entry->waiting, why, n);
 
 	if (rc < 0)
 		return rc;
-	slot->id = id;
+	entry->id = id;
 	srv->nlive++;
 	iso_quote(qprog, sizeof(qprog), req->program);
 	log_event(LOG_INFO, "wait id=%u caller=%s program=\"%s\" wait_ms=%llu", id, log_caller(),
@@ -274,13 +274,13 @@ static int wait_for_slot(struct iso_server *srv, struct iso_guest_slot *slot, ui
 	return 0;
 }
 
-/* The waiting spawn in `slot` ends (started, refused or withdrawn): its
+/* The waiting spawn in `entry` ends (started, refused or withdrawn): its
  * entry is free again. */
-static void end_wait(struct iso_server *srv, struct iso_guest_slot *slot)
+static void end_wait(struct iso_server *srv, struct iso_guest_entry *entry)
 {
-	waitq_drop(&srv->waitq, slot->waiting);
-	slot->waiting = NULL;
-	slot->id = 0;
+	waitq_drop(&srv->waitq, entry->waiting);
+	entry->waiting = NULL;
+	entry->id = 0;
 	srv->nlive--;
 }
 
@@ -311,7 +311,7 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 			 const struct iso_wire_spawn *req, size_t len, int *fds,
 			 size_t nfds)
 {
-	struct iso_guest_slot *slot = NULL;
+	struct iso_guest_entry *entry = NULL;
 	char why[512];
 	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite +
 		      req->npass;
@@ -320,28 +320,28 @@ static void handle_spawn(struct iso_server *srv, uint32_t id,
 	if (nfds != want)
 		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio, "
 			     "grants and passed) but carries %zu", want, nfds);
-	/* Id 0 marks a free slot: a guest with it would be untracked. */
+	/* Id 0 marks a free entry: a guest with it would be untracked. */
 	else if (id == 0)
 		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
 	else if (find_guest(srv, id))
 		rc = iso_why(why, sizeof(why), EINVAL,
 			     "request id already names a live guest, or one waiting");
-	else if ((slot = find_guest(srv, 0)) == NULL)
+	else if ((entry = find_guest(srv, 0)) == NULL)
 		rc = iso_why(why, sizeof(why), EAGAIN,
 			     "too many live or waiting guests on this connection");
-	if (slot == NULL) {
+	if (entry == NULL) {
 		refuse(srv, id, rc, req->program, why);
 		return;
 	}
 	if (!may_wait || srv->waitq.head == NULL) {
-		if (start_guest(srv, slot, id, req, fds, nfds, may_wait) == 0)
+		if (start_guest(srv, entry, id, req, fds, nfds, may_wait) == 0)
 			return;
 		if ((rc = watch_slots(srv, why, sizeof(why))) == 0 &&
-		    start_guest(srv, slot, id, req, fds, nfds, 1) == 0)
+		    start_guest(srv, entry, id, req, fds, nfds, 1) == 0)
 			return;
 	}
 	if (rc == 0)
-		rc = wait_for_slot(srv, slot, id, req, len, fds, nfds, why, sizeof(why));
+		rc = wait_for_slot(srv, entry, id, req, len, fds, nfds, why, sizeof(why));
 	if (rc < 0)
 		refuse(srv, id, rc, req->program, why);
 }
@@ -354,24 +354,24 @@ static void serve_waiting(struct iso_server *srv)
 	struct iso_waiting *w;
 
 	while ((w = srv->waitq.head) != NULL) {
-		struct iso_guest_slot *slot = &srv->slots[w->entry];
-		uint32_t id = slot->id;
+		struct iso_guest_entry *entry = &srv->entries[w->entry];
+		uint32_t id = entry->id;
 		char why[256];
 
 		memcpy(srv->rbuf, w->request, w->len);
 		/* It was decoded when it came; it is the same bytes. */
 		if (iso_wire_decode(srv->rbuf, w->len, &srv->msg, why, sizeof(why)) < 0) {
 			refuse(srv, id, EINVAL, NULL, why);
-			end_wait(srv, slot);
+			end_wait(srv, entry);
 			continue;
 		}
 		/* The entry is free while it starts: the guest's if it does. */
-		slot->id = 0;
-		slot->waiting = NULL;
+		entry->id = 0;
+		entry->waiting = NULL;
 		srv->nlive--;
-		if (start_guest(srv, slot, id, &srv->msg.u.spawn, w->fds, w->nfds, 1) == 1) {
-			slot->id = id;
-			slot->waiting = w;
+		if (start_guest(srv, entry, id, &srv->msg.u.spawn, w->fds, w->nfds, 1) == 1) {
+			entry->id = id;
+			entry->waiting = w;
 			srv->nlive++;
 			return;
 		}
@@ -387,20 +387,20 @@ static void expire_waiting(struct iso_server *srv)
 	char why[256];
 
 	while ((w = waitq_expired(&srv->waitq, now)) != NULL) {
-		struct iso_guest_slot *slot = &srv->slots[w->entry];
+		struct iso_guest_entry *entry = &srv->entries[w->entry];
 
 		iso_why(why, sizeof(why), EAGAIN, "uid %u holds %u guest slots, as many as its "
 			"rule's 'guests' allows, and none was given back in the %llu ms the "
 			"spawn waited", (unsigned)srv->caller.uid, (unsigned)srv->rule->guests_max,
 			(unsigned long long)((now - w->since_us) / 1000));
-		refuse(srv, slot->id, EAGAIN, NULL, why);
-		end_wait(srv, slot);
+		refuse(srv, entry->id, EAGAIN, NULL, why);
+		end_wait(srv, entry);
 	}
 }
 
 static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 {
-	struct iso_guest_slot *g = find_guest(srv, id);
+	struct iso_guest_entry *g = find_guest(srv, id);
 	siginfo_t stop = { .si_signo = SIGTSTP, .si_code = SI_QUEUE };
 
 	/* An ended guest's id is gone: killing it is harmless, and a pidfd
@@ -478,7 +478,7 @@ static void handle_rule(struct iso_server *srv, uint32_t id)
 
 /* Tell the client how the guest ended, and what ended it as far as the
  * helper's own limits tell. */
-static void tell(struct iso_server *srv, struct iso_guest_slot *g,
+static void tell(struct iso_server *srv, struct iso_guest_entry *g,
 		 struct iso_wire_msg *m)
 {
 	struct iso_wire_exited *ex = &m->u.exited;
@@ -509,7 +509,7 @@ static void tell(struct iso_server *srv, struct iso_guest_slot *g,
 /* The reaper reported: everything of the guest is gone, so the client
  * hears of it now, not once the kernel has torn its namespaces down (and
  * the guest's record leaves its lease file, spawner.c lease_put). */
-static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
+static void report_guest(struct iso_server *srv, struct iso_guest_entry *g)
 {
 	struct iso_wire_msg m = { 0 };
 
@@ -520,8 +520,8 @@ static void report_guest(struct iso_server *srv, struct iso_guest_slot *g)
 }
 
 /* The reaper is gone: tell the client if not yet, give back, free the
- * slot. */
-static void finish_guest(struct iso_server *srv, struct iso_guest_slot *g)
+ * entry. */
+static void finish_guest(struct iso_server *srv, struct iso_guest_entry *g)
 {
 	struct iso_wire_msg m = { 0 };
 	int told = g->child.reported; /* spawn_end() may yet read the report */
@@ -586,16 +586,16 @@ static void shutdown_all(struct iso_server *srv)
 	size_t end = 0; /* past the last live guest (find_guest) */
 
 	for (size_t live = 0; end < ISO_GUESTS_MAX && live < srv->nlive; end++)
-		live += srv->slots[end].id != 0;
+		live += srv->entries[end].id != 0;
 	for (size_t i = 0; i < end; i++)
-		if (srv->slots[i].waiting)
-			end_wait(srv, &srv->slots[i]);
-		else if (srv->slots[i].id)
-			(void)syscall(SYS_pidfd_send_signal, srv->slots[i].child.pidfd,
+		if (srv->entries[i].waiting)
+			end_wait(srv, &srv->entries[i]);
+		else if (srv->entries[i].id)
+			(void)syscall(SYS_pidfd_send_signal, srv->entries[i].child.pidfd,
 				      SIGKILL, NULL, 0);
 	for (size_t i = 0; i < end; i++)
-		if (srv->slots[i].id)
-			finish_guest(srv, &srv->slots[i]);
+		if (srv->entries[i].id)
+			finish_guest(srv, &srv->entries[i]);
 	spawn_release(&srv->ctx);
 }
 
@@ -659,11 +659,11 @@ int server_run(struct iso_server *srv)
 					serving = 0;
 				if (serving && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 					serving = handle_socket(srv);
-			} else if (tag < ISO_GUESTS_MAX && srv->slots[tag].id) {
-				finish_guest(srv, &srv->slots[tag]);
+			} else if (tag < ISO_GUESTS_MAX && srv->entries[tag].id) {
+				finish_guest(srv, &srv->entries[tag]);
 			} else if (tag >= TAG_REPORT && tag < TAG_REPORT + ISO_GUESTS_MAX &&
-				   srv->slots[tag - TAG_REPORT].id) {
-				report_guest(srv, &srv->slots[tag - TAG_REPORT]);
+				   srv->entries[tag - TAG_REPORT].id) {
+				report_guest(srv, &srv->entries[tag - TAG_REPORT]);
 			}
 		}
 		expire_waiting(srv);

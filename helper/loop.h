@@ -20,7 +20,7 @@
 
 /* A live guest of the connection, one waiting for a slot of its caller's,
  * or a free entry (id 0). */
-struct iso_guest_slot {
+struct iso_guest_entry {
 	uint32_t id; /* 0 = free */
 	struct iso_waiting *waiting; /* not NULL: it waits, nothing started */
 	struct iso_child child;
@@ -42,7 +42,7 @@ struct iso_server {
 	struct iso_spawn_ctx ctx;
 	unsigned long started;	      /* guests started on this connection */
 
-	struct iso_guest_slot slots[ISO_GUESTS_MAX];
+	struct iso_guest_entry entries[ISO_GUESTS_MAX];
 	size_t nlive;		      /* entries taken, live or waiting */
 	struct iso_waitq waitq;	      /* the waiting, oldest first */
 	int slot_watch;		      /* caller_slot_watch() while any waits */

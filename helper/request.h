@@ -30,11 +30,11 @@ struct iso_plan {
 	 * before what is below it, so that a grant inside another is
 	 * mounted on it, not hidden by it. Each path once. */
 	struct iso_grant {
-		const char *path; /* in the guest's tree (into req) */
-		int write;	  /* 1: read and write; 0: read only */
-		unsigned slot;	  /* its descriptor's place among the request's
-				   * grants: READ_PATHs, then WRITE_PATHs */
-		int fd;		  /* that descriptor, once received, or -1 */
+		const char *path;  /* in the guest's tree (into req) */
+		int write;	   /* 1: read and write; 0: read only */
+		unsigned fd_index; /* its descriptor's place among the request's
+				    * grants: READ_PATHs, then WRITE_PATHs */
+		int fd;		   /* that descriptor, once received, or -1 */
 	} grants[2 * ISO_PATHS_MAX];
 	size_t ngrants;
 	const char *cwd;	   /* absolute, normalized, or NULL (into req) */

@@ -608,7 +608,7 @@ static size_t plan_fds(const struct iso_plan *plan, const int *fds, size_t nfds,
 	for (size_t i = 0; i < nstdio; i++)
 		order[k++] = fds[i];
 	for (size_t t = 0; t < plan->ngrants; t++)
-		order[k++] = fds[nstdio + plan->grants[t].slot];
+		order[k++] = fds[nstdio + plan->grants[t].fd_index];
 	for (size_t i = 0; i < plan->npass; i++)
 		order[k++] = fds[nfds - plan->npass + i];
 	return k;

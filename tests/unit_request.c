@@ -239,9 +239,9 @@ START_TEST(grants_in_path_order_each_path_once)
 	ck_assert_int_eq(plan.grants[0].write + plan.grants[1].write + plan.grants[2].write, 0);
 	ck_assert_int_eq(plan.grants[3].write, 1);
 	/* Each keeps where its descriptor is: reads, then writes. */
-	ck_assert_uint_eq(plan.grants[0].slot, 1);
-	ck_assert_uint_eq(plan.grants[2].slot, 0);
-	ck_assert_uint_eq(plan.grants[3].slot, 4);
+	ck_assert_uint_eq(plan.grants[0].fd_index, 1);
+	ck_assert_uint_eq(plan.grants[2].fd_index, 0);
+	ck_assert_uint_eq(plan.grants[3].fd_index, 4);
 	plan_release(&plan);
 	req.write_paths[1] = "/srv/out/a";
 	ck_assert_int_eq(decide(strict), -EINVAL);
