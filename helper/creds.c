@@ -18,7 +18,7 @@
  *    left, and what a set-user-ID file a guest left let anyone start;
  *    but one that comes back to the connection that gave it back, its
  *    file still holding that connection's mark (no lease since: a lease
- *    erases it), as if the connection had kept it.
+ *    erases it), as if the connection had never given it back.
  *  - A lease holds one of the caller's slots: the caller never holds more
  *    than its rule's 'guests'. A slot is given back (caller_slot_give)
  *    before the close that wakes those waiting for one, and only a slot
@@ -372,7 +372,7 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 	char path[sizeof(ISO_LEASE_DIR) + 16];
 	uint32_t start = 0;
 	ssize_t got = 0;
-	int fd = -EAGAIN, kept, rc;
+	int fd = -EAGAIN, untouched, rc;
 
 	/* The uids the connection gave back first; then from a random
 	 * starting point, which spreads concurrent helpers over the pool
@@ -395,16 +395,16 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		close(fd);
 		fd = iso_why_errno(why, n, "%s", path);
 	}
-	/* As if kept (struct iso_given_uids): asked about and swept when
-	 * the connection first took it. */
-	kept = given && given->mark != 0 && got == sizeof(mark) && mark == given->mark;
-	if (fd >= 0 && !kept && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
+	/* Untouched since this connection gave it back (struct
+	 * iso_given_uids): asked about and swept when it first took it. */
+	untouched = given && given->mark != 0 && got == sizeof(mark) && mark == given->mark;
+	if (fd >= 0 && !untouched && (rc = pool_id_not_an_account(lease->uid, rule, why, n)) < 0) {
 		close(fd);
 		fd = rc;
 	}
 	if (fd >= 0) {
 		lease->lock_fd = fd;
-		if (!kept)
+		if (!untouched)
 			uid_sweep(lease->uid);
 		return 0;
 	}

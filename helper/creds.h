@@ -55,7 +55,8 @@ struct iso_lease {
  * The uids a connection gave back last, which it takes first again: one
  * whose lease file still holds the connection's mark has had no lease
  * since (a lease erases it), so it is not swept again, as if the
- * connection had kept it, though any helper could take it meanwhile.
+ * connection had never given it back, though any helper could take it
+ * meanwhile.
  */
 struct iso_given_uids {
 	uint64_t mark;			/* the connection's; 0: none */

@@ -74,7 +74,7 @@ static int by_path(const void *a, const void *b)
 static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 			char *why, size_t n)
 {
-	size_t kept = 0;
+	size_t ndistinct = 0;
 
 	for (const char *const *p = req->read_paths; *p; p++, plan->ngrants++)
 		plan->grants[plan->ngrants] = (struct iso_grant){ *p, 0, plan->ngrants, -1 };
@@ -84,15 +84,15 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 	for (size_t i = 0; i < plan->ngrants; i++) {
 		const struct iso_grant *g = &plan->grants[i];
 
-		if (kept > 0 && strcmp(plan->grants[kept - 1].path, g->path) == 0) {
-			if (plan->grants[kept - 1].write != g->write)
+		if (ndistinct > 0 && strcmp(plan->grants[ndistinct - 1].path, g->path) == 0) {
+			if (plan->grants[ndistinct - 1].write != g->write)
 				return iso_why(why, n, EINVAL, "%s is granted both for reading and "
 					       "for writing", g->path);
 			continue;
 		}
-		plan->grants[kept++] = *g;
+		plan->grants[ndistinct++] = *g;
 	}
-	plan->ngrants = kept;
+	plan->ngrants = ndistinct;
 	return 0;
 }
 

@@ -696,7 +696,7 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	*ex = in.u.exited;
 	ex->reason = NULL;
 	if (ex->outcome == ISO_OUTCOME_FAILED) {
-		/* A failure to start: logged, its reason kept in child. */
+		/* A failure to start: logged, its reason stored in child. */
 		snprintf(child->reason, sizeof(child->reason), "%s",
 			 in.u.exited.reason ? in.u.exited.reason : "");
 		iso_quote(qwhy, sizeof(qwhy), child->reason);

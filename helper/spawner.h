@@ -74,7 +74,7 @@ void spawn_spare(struct iso_spawn_ctx *ctx);
  * The reaper's report is readable (child->report_fd): the guest and every
  * process it left are gone, though the reaper and the guest's namespaces
  * may still be going. Say how the guest ended in *ex (outcome, code,
- * stage, usage, a failure's reason kept in child; not wall_us or
+ * stage, usage, a failure's reason stored in child; not wall_us or
  * limit_hit), give its uid and slot back, and return 0; or -EIO when the
  * reaper died without a report (spawn_end() says what it can).
  */

@@ -609,7 +609,7 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 {
 	static const char *const files[] = { "passwd", "group" };
 	unsigned u = (unsigned)uid;
-	char text[2][256], kept[40], etc[16];
+	char text[2][256], src[40], etc[16];
 	int fd, rc = 0;
 
 	snprintf(text[0], sizeof text[0], "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -619,13 +619,13 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 	if (mount("tmpfs", "/.iso", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=16k") < 0)
 		return iso_why_errno(why, n, "mounting /.iso");
 	for (size_t i = 0; rc == 0 && i < COUNT(files); i++) {
-		snprintf(kept, sizeof kept, "/.iso/%u.%s", u, files[i]);
+		snprintf(src, sizeof src, "/.iso/%u.%s", u, files[i]);
 		snprintf(etc, sizeof etc, "/etc/%s", files[i]);
-		fd = open(kept, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 || write(fd, text[i], strlen(text[i])) < 0)
-			rc = iso_why_errno(why, n, "%s", kept);
-		else if (mount(kept, etc, NULL, MS_BIND, NULL) < 0)
-			rc = iso_why_errno(why, n, "mounting %s", kept);
+			rc = iso_why_errno(why, n, "%s", src);
+		else if (mount(src, etc, NULL, MS_BIND, NULL) < 0)
+			rc = iso_why_errno(why, n, "mounting %s", src);
 		iso_close_fds(&fd, 1);
 	}
 	return rc;
