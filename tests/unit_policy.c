@@ -726,7 +726,7 @@ END_TEST
 /* The parse enumerates no accounts (a walk of the whole database at
  * every helper's start would miss the users of SSSD and LDAP): a
  * pool holding a user's uid or a group's gid parses; the helper refuses
- * to lease that id (live_supervise), and isospawnctl check names it
+ * to lease that id (live_guests), and isospawnctl check names it
  * (live_ctl). The entries are this machine's, found at run time. */
 START_TEST(pool_holding_an_account_is_left_to_the_lease)
 {
