@@ -151,6 +151,9 @@ static const struct rule rule_text_rules[] = {
 	NUM_ONE(ISO_F_LINE, K_U32, rule_text.line, 1, 1, UINT32_MAX),
 	STR_ONE(ISO_F_TEXT, rule_text.text, 1, ISO_WIRE_RULE_MAX, false),
 };
+static const struct rule wait_rules[] = {
+	NUM_ONE(ISO_F_WAIT_SLOT_MS, K_U64, wait.ms, 1, 0, 0),
+};
 
 #define MAX_RULES 16
 #define SCHEMA(name, rules) { name, rules, COUNT(rules) }
@@ -175,6 +178,7 @@ static const struct schema {
 	[ISO_MSG_CLONE] = { "CLONE", NULL, 0 },
 	[ISO_MSG_CLONED] = SCHEMA("CLONED", cloned_rules),
 	[ISO_MSG_CHANNEL] = { "CHANNEL", NULL, 0 },
+	[ISO_MSG_WAIT] = SCHEMA("WAIT", wait_rules),
 };
 _Static_assert(COUNT(spawn_rules) <= MAX_RULES && COUNT(plan_rules) <= MAX_RULES,
 	       "the decoder counts fields per rule in an array of MAX_RULES");
@@ -341,7 +345,7 @@ static int put_rule(struct writer *w, const struct rule *r,
 	}
 	if (r->kind == K_U64) {
 		uint64_t v = *AT_CONST(msg, r->off, uint64_t);
-		if (v != 0) {
+		if (v != 0 || r->min_count != 0) {
 			put_field_header(w, r->tag, 8);
 			put_le(w, v, 8);
 		}

@@ -39,6 +39,11 @@
  * RULE by RULE_TEXT or REFUSED. A GUEST datagram is also what a lease file
  * holds while its uid runs a guest (record.h).
  *
+ * A HELLO that refuses with EAGAIN (the caller has all its connections)
+ * may be answered by WAIT: the helper then waits that long for one of
+ * them to close, and greets again, ready or refusing. A client that does
+ * not wait closes the connection.
+ *
  * Inside the helper (never from or to a client, which is refused them):
  * the helper sends its reaper factory CLONE, answered by CLONED with the
  * new reaper's pidfd and socket, or by REFUSED. On that socket the helper
@@ -92,7 +97,8 @@ enum iso_msg_type {
 	ISO_MSG_CLONE = 14,  /* helper -> factory: a new reaper */
 	ISO_MSG_CLONED = 15, /* factory -> helper: its pid (pidfd, socket) */
 	ISO_MSG_CHANNEL = 16, /* reaper -> helper: the caller's channel end */
-	ISO_MSG_TYPE_MAX = 16
+	ISO_MSG_WAIT = 17,   /* client -> helper, after HELLO refused EAGAIN */
+	ISO_MSG_TYPE_MAX = 17
 };
 
 enum iso_field {
@@ -110,7 +116,8 @@ enum iso_field {
 	ISO_F_STDIO = 11,      /* u32 mask: bit i set = fd for i attached */
 	ISO_F_CWD = 12,	       /* str path: the guest's working directory */
 	ISO_F_WAIT_SLOT_MS = 13, /* u64: wait this long for one of the caller's
-				  * slots ('guests'); absent = refuse at once */
+				  * slots ('guests'); absent = refuse at once;
+				  * required in WAIT (a connection's slot) */
 	ISO_F_PASS_FD = 14,    /* u32 3..ISO_PASS_FD_LIMIT-1, repeated
 				* <= ISO_PASS_FDS_MAX, with a descriptor */
 	/* KILL */
@@ -248,6 +255,10 @@ struct iso_wire_stop {
 	uint32_t pid; /* 0, or its reaper: refused unless it still is */
 };
 
+struct iso_wire_wait {
+	uint64_t ms; /* wait this long for one of the caller's connections */
+};
+
 struct iso_wire_rule_text {
 	const char *file;
 	uint32_t line;
@@ -269,6 +280,7 @@ struct iso_wire_msg {
 		struct iso_wire_rule_text rule_text;
 		struct iso_wire_plan plan;
 		struct iso_wire_cloned cloned;
+		struct iso_wire_wait wait;
 	} u;
 };
 

@@ -220,6 +220,9 @@ static void wire_seeds(void)
 	u32(ISO_F_ERRNO, EPERM);
 	str(ISO_F_MESSAGE, "no rule for uid 1000");
 	finish("hello-refused");
+	header(ISO_MSG_WAIT, 0);
+	u64(ISO_F_WAIT_SLOT_MS, 60000);
+	finish("wait");
 	header(ISO_MSG_SPAWNED, 1);
 	u32(ISO_F_PID, 4242);
 	u32(ISO_F_UID, 1900000001);

@@ -157,6 +157,7 @@ static const uint16_t required_tags[ISO_MSG_TYPE_MAX + 1][6] = {
 	[ISO_MSG_RULE_TEXT] = { ISO_F_FILE, ISO_F_LINE, ISO_F_TEXT },
 	[ISO_MSG_PLAN] = { ISO_F_UID, ISO_F_PROGRAM, ISO_F_ARG },
 	[ISO_MSG_CLONED] = { ISO_F_PID },
+	[ISO_MSG_WAIT] = { ISO_F_WAIT_SLOT_MS },
 };
 
 /* Header plus every required field of `type` except `skip`. */
@@ -258,6 +259,9 @@ static void valid_msg(uint8_t type, struct iso_wire_msg *msg)
 		break;
 	case ISO_MSG_CLONED:
 		msg->u.cloned.pid = 4242;
+		break;
+	case ISO_MSG_WAIT:
+		msg->u.wait.ms = 60000;
 		break;
 	}
 }
@@ -388,6 +392,9 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(a->u.rule_text.line, b->u.rule_text.line);
 		ck_assert_str_eq(a->u.rule_text.text, b->u.rule_text.text);
 		break;
+	case ISO_MSG_WAIT:
+		ck_assert_uint_eq(a->u.wait.ms, b->u.wait.ms);
+		break;
 	case ISO_MSG_LIST:
 	case ISO_MSG_RULE:
 	case ISO_MSG_DONE:
@@ -459,6 +466,18 @@ START_TEST(round_trip_messages_without_fields)
 		valid_msg(types[i], &m);
 		ck_assert_int_eq(assert_round_trip(&m), ISO_WIRE_HEADER_SIZE);
 	}
+}
+END_TEST
+
+START_TEST(round_trip_wait_for_a_connection)
+{
+	valid_msg(ISO_MSG_WAIT, &m);
+	ck_assert_int_eq(assert_round_trip(&m), 12 + 14);
+	m.u.wait.ms = UINT64_MAX;
+	ck_assert_int_eq(assert_round_trip(&m), 12 + 14);
+	/* Required: written even when 0, which the decoder then reads. */
+	m.u.wait.ms = 0;
+	ck_assert_int_eq(assert_round_trip(&m), 12 + 14);
 }
 END_TEST
 
@@ -1186,6 +1205,7 @@ static const struct {
 	{ ISO_MSG_PLAN, ISO_F_CWD, "CWD" },
 	{ ISO_MSG_PLAN, ISO_F_CHANNEL, "CHANNEL" },
 	{ ISO_MSG_CLONED, ISO_F_PID, "PID" },
+	{ ISO_MSG_WAIT, ISO_F_WAIT_SLOT_MS, "WAIT_SLOT_MS" },
 };
 
 START_TEST(decode_refuses_duplicated_singular_field)
@@ -1233,6 +1253,7 @@ static const struct {
 	{ ISO_MSG_PLAN, ISO_F_PROGRAM, "PLAN: required field PROGRAM missing" },
 	{ ISO_MSG_PLAN, ISO_F_ARG, "PLAN: required field ARG missing" },
 	{ ISO_MSG_CLONED, ISO_F_PID, "CLONED: required field PID missing" },
+	{ ISO_MSG_WAIT, ISO_F_WAIT_SLOT_MS, "WAIT: required field WAIT_SLOT_MS missing" },
 };
 
 START_TEST(decode_refuses_missing_required_field)
@@ -1792,6 +1813,7 @@ static Suite *wire_suite(void)
 	tcase_add_test(rt, round_trip_guest_every_field);
 	tcase_add_test(rt, round_trip_stop_with_and_without_pid);
 	tcase_add_test(rt, round_trip_rule_text);
+	tcase_add_test(rt, round_trip_wait_for_a_connection);
 	tcase_add_test(rt, round_trip_messages_without_fields);
 	tcase_add_test(rt, round_trip_plan_every_field);
 	tcase_add_test(rt, round_trip_cloned);
