@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "isospawn.h"
@@ -37,6 +38,7 @@ struct cli {
 	const char *program_arg; /* PROGRAM as typed */
 	char program[PATH_MAX];	 /* resolved, absolute */
 	uint64_t timeout_ms;	 /* 0 = the policy's default */
+	uint64_t wait_ms;	 /* --wait-slot: for a connection, then a slot */
 	const char *status_path; /* --status-json, or NULL */
 	FILE *status;
 };
@@ -56,8 +58,9 @@ static void usage(void)
 	      "                      (bytes, K/M/G/T suffix), nofile, nproc (counts);\n"
 	      "                      VALUE may be \"unlimited\"\n"
 	      "  --timeout SECONDS   wall-clock timeout, decimals allowed (0.5)\n"
-	      "  --wait-slot SECONDS when the caller runs as many guests as its rule\n"
-	      "                      allows, wait this long for one to end\n"
+	      "  --wait-slot SECONDS when the caller runs as many guests (or holds as\n"
+	      "                      many connections) as its rule allows, wait this\n"
+	      "                      long in all for one to end\n"
 	      "  --network none|host no network (loopback only) or the host's\n"
 	      "  --read PATH         lend PATH (a directory or file of yours) read-only\n"
 	      "                      (repeatable)\n"
@@ -218,7 +221,6 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t wait_ms;
 	int c;
 
 	opterr = 0;
@@ -271,11 +273,10 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			cli->status_path = optarg;
 			break;
 		case OPT_WAIT_SLOT:
-			if (parse_seconds(optarg, &wait_ms) < 0)
+			if (parse_seconds(optarg, &cli->wait_ms) < 0)
 				die(EXIT_FAILED,
 				    "--wait-slot %s: expected seconds, e.g. 30 or 0.5",
 				    optarg);
-			iso_spec_set_wait_slot(spec, wait_ms);
 			break;
 		case 'h':
 			usage();
@@ -373,6 +374,27 @@ static void open_status(struct cli *cli)
 	if (cli->status == NULL)
 		die(EXIT_FAILED, "--status-json %s: %s", cli->status_path,
 		    strerror(errno));
+}
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* --wait-slot bounds the whole wait: for a connection (each run of the
+ * CLI is one), then for a guest slot with what is left of it. */
+static void open_connection(struct cli *cli, iso_spec *spec, iso_conn **conn)
+{
+	uint64_t start = monotonic_ms(), spent;
+
+	if (iso_open_wait(conn, cli->wait_ms) < 0)
+		die(EXIT_FAILED, "%s", iso_last_error());
+	spent = monotonic_ms() - start;
+	if (cli->wait_ms != 0)
+		iso_spec_set_wait_slot(spec, spent < cli->wait_ms ? cli->wait_ms - spent : 1);
 }
 
 static void on_signal(int sig)
@@ -555,8 +577,7 @@ int main(int argc, char **argv)
 	pass_stdio(spec);
 	open_status(&cli);
 
-	if (iso_open(&conn) < 0)
-		die(EXIT_FAILED, "%s", iso_last_error());
+	open_connection(&cli, spec, &conn);
 	if (iso_spawn(conn, spec, &guest) < 0)
 		die(EXIT_FAILED, "%s", iso_last_error());
 	forward_signals();

@@ -148,6 +148,27 @@ int server_hello(struct iso_server *srv, int err, const char *message)
 	return reply(srv, &m, -1);
 }
 
+int server_read_wait(struct iso_server *srv, uint64_t *ms)
+{
+	int fds[ISO_FDS_MAX];
+	size_t nfds = 0;
+	unsigned seen;
+	char why[256];
+	ssize_t len;
+
+	while ((len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, 0, fds, ISO_FDS_MAX,
+				   &nfds, &seen)) == -EINTR)
+		;
+	if (len >= 0)
+		iso_close_fds(fds, nfds);
+	if (len <= 0 || seen != 0 || nfds != 0 ||
+	    iso_wire_decode(srv->rbuf, (size_t)len, &srv->msg, why, sizeof(why)) < 0 ||
+	    srv->msg.type != ISO_MSG_WAIT)
+		return -EPIPE;
+	*ms = srv->msg.u.wait.ms;
+	return 0;
+}
+
 /* The live guest `id`, or with id 0 a free entry; NULL if there is none.
  * The table spans ISO_GUESTS_MAX entries, some 60 pages, and each page a
  * helper reads first is a page fault its caller waits for (the CLI's

@@ -61,6 +61,11 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n);
 /* Send HELLO: ready (err 0) or a refusal with its reason. */
 int server_hello(struct iso_server *srv, int err, const char *message);
 
+/* After a HELLO that refused with EAGAIN, the client's answer: 0 with
+ * *ms from its WAIT; -EPIPE when it closes the connection or sends
+ * anything else (descriptors closed). Blocks until it answers. */
+int server_read_wait(struct iso_server *srv, uint64_t *ms);
+
 /* Serve until the client closes the connection or the helper is told to
  * stop; then kill every guest, clean up and return the exit code. */
 int server_run(struct iso_server *srv);

@@ -22,8 +22,10 @@
 #include "policy.h"
 #include "world.h"
 #include "util.h"
+#include "waitq.h"
 
 static struct iso_server server;
+static int connection = -1; /* the caller's connection slot, once taken */
 
 /* Before the protocol is up, stderr is the only way to say why. */
 static int early_refusal(const char *why)
@@ -39,6 +41,8 @@ static int refuse_client(int err, const char *why, const char *told)
 {
 	char qwhy[4 * 512];
 
+	if (connection >= 0)
+		caller_slot_give(connection);
 	iso_quote(qwhy, sizeof(qwhy), why);
 	log_event(LOG_NOTICE, "refuse-connect caller=%s reason=\"%s\"",
 		  log_caller(), qwhy);
@@ -56,6 +60,41 @@ static void log_warnings(const struct iso_policy_report *report)
 		iso_quote(q, sizeof(q), report->notes[i]);
 		log_event(LOG_WARNING, "policy-warning reason=\"%s\"", q);
 	}
+}
+
+/*
+ * One connection more than the guests the caller may have, so that at its
+ * ceiling it can still list and stop them: no caller takes every
+ * connection isospawn.socket accepts, nor keeps helpers (root's, so not
+ * counted in its RLIMIT_NPROC) without bound. Held until exit. At that
+ * ceiling a client may answer the refusal with WAIT: its helper then
+ * waits for a connection slot, as one of at most as many more that wait
+ * (a process, its socket, an inotify and a timer descriptor each; no
+ * world, no uid), and greets it again. -EAGAIN with the refusal when the
+ * client does not wait, or waited in vain.
+ */
+static int take_connection(char *why, size_t n)
+{
+	uid_t uid = server.caller.uid;
+	uint32_t max = server.rule->guests_max + 1;
+	uint64_t ms;
+	char busy[256];
+	int waiting, rc;
+
+	if ((rc = caller_slot_take(uid, "connection", max, why, n)) != -EAGAIN)
+		return rc;
+	if ((waiting = caller_slot_take(uid, "waiting", max, busy, sizeof(busy))) < 0)
+		return waiting != -EAGAIN ? iso_why(why, n, -waiting, "%s", busy) :
+		       iso_why(why, n, EAGAIN, "uid %u holds %u connections, as many as its "
+			       "rule's 'guests' allows plus one, and as many more wait for one",
+			       (unsigned)uid, (unsigned)max);
+	if (server_hello(&server, rc, why) == 0 && server_read_wait(&server, &ms) == 0) {
+		log_event(LOG_INFO, "wait-connect caller=%s wait_ms=%llu", log_caller(),
+			  (unsigned long long)ms);
+		rc = waitq_slot(server.sock, server.sigfd, uid, "connection", max, ms, why, n);
+	}
+	caller_slot_give(waiting);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -101,14 +140,9 @@ int main(int argc, char **argv)
 	if (!server.rule)
 		return refuse_client(iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
 					     ISO_POLICY_PATH, (unsigned)server.caller.uid), why, NULL);
-	/* One connection more than the guests the caller may have, so that at
-	 * its ceiling it can still list and stop them: no caller takes every
-	 * connection isospawn.socket accepts, nor keeps helpers (root's, so
-	 * not counted in its RLIMIT_NPROC) without bound. Held until exit.
-	 * The template is built as the rule's first pool uid: no account's. */
+	/* The template is built as the rule's first pool uid: no account's. */
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
-	    (rc = caller_slot_take(server.caller.uid, "connection", server.rule->guests_max + 1,
-				   why, sizeof(why))) < 0 ||
+	    (rc = connection = take_connection(why, sizeof(why))) < 0 ||
 	    (rc = pool_id_not_an_account(server.rule->pool_first, server.rule, why,
 					 sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
@@ -118,6 +152,10 @@ int main(int argc, char **argv)
 		  log_caller(), server.rule->file, server.rule->line,
 		  server.confine.landlock_abi);
 	if (server_hello(&server, 0, NULL) < 0)
-		return ISO_HELPER_EXIT_FAILED;
-	return server_run(&server);
+		rc = ISO_HELPER_EXIT_FAILED;
+	else
+		rc = server_run(&server);
+	/* Given back, not dropped at exit: the give wakes those who wait. */
+	caller_slot_give(connection);
+	return rc;
 }

@@ -1,15 +1,18 @@
 /*
- * waitq.h - the spawns of one connection that wait for one of their
- * caller's slots (the rule's 'guests', over all its connections): each
- * request as it came, with its descriptors, oldest first. A waiting spawn
- * holds no slot and no uid; the loop (loop.c) starts the oldest when a
- * slot is given back (caller_slot_watch) and refuses each at its deadline.
+ * waitq.h - waiting for one of the caller's slots: the spawns of one
+ * connection that wait for one of its guest slots (the rule's 'guests',
+ * over all its connections), each request as it came, with its
+ * descriptors, oldest first; and a connection that waits for one of its
+ * caller's connection slots (waitq_slot). A waiting spawn holds no slot
+ * and no uid; the loop (loop.c) starts the oldest when a slot is given
+ * back (caller_slot_watch) and refuses each at its deadline.
  */
 #ifndef ISO_WAITQ_H
 #define ISO_WAITQ_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "wire.h"
 
@@ -56,5 +59,16 @@ struct iso_waiting *waitq_expired(const struct iso_waitq *q, uint64_t now_us);
 /* Milliseconds from now_us to the earliest deadline (rounded up, at most
  * INT_MAX), for epoll_wait(); -1 when none waits. */
 int waitq_timeout_ms(const struct iso_waitq *q, uint64_t now_us);
+
+/*
+ * Wait up to `ms` for one of the caller's `max` slots of `what`
+ * (caller_slot_take), asleep between slots given back (caller_slot_watch)
+ * while the client's socket `sock` and the signalfd `stop` stay quiet: no
+ * polling loop. Returns the slot's descriptor; -EAGAIN with a reason when
+ * none was given back in time; -EPIPE when the client closed the socket
+ * or sent anything; -EINTR when `stop` became readable; or -errno.
+ */
+int waitq_slot(int sock, int stop, uid_t caller, const char *what, uint32_t max, uint64_t ms,
+	       char *why, size_t n);
 
 #endif /* ISO_WAITQ_H */

@@ -166,6 +166,17 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 ISO_PUBLIC int iso_open(iso_conn **out);
 
 /*
+ * iso_open(), but where the caller has as many connections open as its
+ * rule allows, wait up to `wait_ms` milliseconds (0: not at all) for one
+ * of them to close instead of failing with -EAGAIN at once. The wait
+ * blocks the calling thread; the helper sleeps meanwhile, holding no uid
+ * and no guest slot. At most as many connections of one caller wait as it
+ * may have open: beyond that, and when no connection closed in time,
+ * -EAGAIN (iso_last_error() says which). Returns what iso_open() does.
+ */
+ISO_PUBLIC int iso_open_wait(iso_conn **out, uint64_t wait_ms);
+
+/*
  * Kill every guest of this connection, stop the helper and free `conn` and
  * every iso_guest made from it. NULL is accepted. It waits for the helper
  * through its pidfd: a caller that reaped it already (waitpid(-1) in a

@@ -624,7 +624,28 @@ static int start_helper(iso_conn *conn)
 	return rc;
 }
 
-ISO_PUBLIC int iso_open(iso_conn **out)
+/*
+ * The helper refused with EAGAIN, the caller's connections all taken:
+ * ask it to wait up to wait_ms for one (WAIT), and take its second
+ * greeting. A helper that cannot wait (as many connections of the
+ * caller's wait already, or one that knows no WAIT) has closed the
+ * connection: then its refusal stands.
+ */
+static int await_connection(iso_conn *conn, uint64_t wait_ms)
+{
+	char refusal[512];
+	long n;
+	int rc;
+
+	snprintf(refusal, sizeof(refusal), "%s", iso_last_error());
+	conn->msg = (struct iso_wire_msg){ .type = ISO_MSG_WAIT, .u.wait.ms = wait_ms };
+	if ((n = iso__encode(conn)) < 0 || (n = iso__send(conn, (size_t)n, NULL, 0)) < 0 ||
+	    (rc = await_hello(conn)) == -EIO)
+		return iso__fail(-EAGAIN, "%s", refusal);
+	return rc;
+}
+
+ISO_PUBLIC int iso_open_wait(iso_conn **out, uint64_t wait_ms)
 {
 	const char *sock = secure_getenv("ISOSPAWN_SOCKET");
 	const char *helper = secure_getenv("ISOSPAWN_HELPER");
@@ -656,6 +677,8 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 	}
 	if (rc == 0)
 		rc = await_hello(conn);
+	if (rc == -EAGAIN && wait_ms != 0)
+		rc = await_connection(conn, wait_ms);
 	/* A helper started here may not have been made root. */
 	if (conn->helper_pid > 0)
 		rc = why_not_root(rc);
@@ -665,6 +688,11 @@ ISO_PUBLIC int iso_open(iso_conn **out)
 	}
 	*out = conn;
 	return 0;
+}
+
+ISO_PUBLIC int iso_open(iso_conn **out)
+{
+	return iso_open_wait(out, 0);
 }
 
 ISO_PUBLIC void iso_close(iso_conn *conn)

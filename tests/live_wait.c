@@ -5,6 +5,9 @@
  * waits for a slot given back on any of the caller's connections, costing
  * its helper no CPU meanwhile, and is refused at its deadline saying how
  * long it waited; a helper stopped while a spawn waits leaves nothing.
+ * Likewise for its connections ('guests' + 1): one beyond them is refused
+ * at once, or waits for one to close, as one of at most as many waiting;
+ * 40 runs of the CLI at once with --wait-slot under 'guests 32' all run.
  *
  * Each test drops to its caller at once, but the one that stops a helper:
  * only root can signal it, so the test stays root and forks the caller.
@@ -15,11 +18,14 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -466,11 +472,236 @@ START_TEST(live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Waiting for a connection ('guests' + 1 of them: 2 with 'guests 1')  */
+
+/* iso_open_wait() in a thread of its own. */
+struct opener {
+	pthread_t thread;
+	uint64_t wait_ms;
+	iso_conn *conn;
+	int rc;
+	uint64_t took_ms;
+	char error[512];
+};
+
+static void *open_waiting(void *arg)
+{
+	struct opener *o = arg;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	o->rc = iso_open_wait(&o->conn, o->wait_ms);
+	o->took_ms = ms_since(&t0);
+	snprintf(o->error, sizeof(o->error), "%s", iso_last_error());
+	return NULL;
+}
+
+static void start_opener(struct opener *o, uint64_t wait_ms)
+{
+	*o = (struct opener){ .wait_ms = wait_ms, .rc = 1 };
+	ck_assert_int_eq(pthread_create(&o->thread, NULL, open_waiting, o), 0);
+}
+
+/* A helper of this process's that is none of the n in `known`; 0 if none. */
+struct other_helper {
+	const pid_t *known;
+	size_t n;
+	pid_t found;
+};
+
+static int is_other_helper(const struct proc_info *p, void *arg)
+{
+	struct other_helper *s = arg;
+
+	if (p->ppid != getpid() || strcmp(p->name, "isospawn-helper") != 0)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->known[i] == p->pid)
+			return 0;
+	s->found = p->pid;
+	return 1;
+}
+
+static pid_t other_helper(const pid_t *known, size_t n)
+{
+	struct other_helper s = { known, n, 0 };
+
+	each_process(is_other_helper, &s);
+	return s.found;
+}
+
+/* At its two connections, a caller that does not wait is refused at
+ * once, with EAGAIN and a reason naming its connections. */
+START_TEST(live_connection_beyond_guests_plus_one_without_a_wait_is_refused_at_once)
+{
+	iso_conn *a, *b, *c = NULL;
+	struct timespec t0;
+	int rc;
+
+	become(W_ONE);
+	a = open_conn();
+	b = open_conn();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = iso_open(&c);
+	ck_assert_msg(rc == -EAGAIN, "the third connection: %d (%s)", rc, iso_last_error());
+	ck_assert_msg(ms_since(&t0) < 1000, "refused after %llu ms",
+		      (unsigned long long)ms_since(&t0));
+	ck_assert_msg(strstr(iso_last_error(), "connection") != NULL, "%s", iso_last_error());
+	ck_assert_ptr_null(c);
+	iso_close(b);
+	iso_close(a);
+}
+END_TEST
+
+/* At its two connections, a caller that waits gets its third as soon as
+ * one closes, and starts a guest on it; meanwhile the waiting helper
+ * spends no CPU (asleep, not polling). */
+START_TEST(live_connection_that_waits_is_opened_when_another_closes)
+{
+	struct opener c;
+	struct timespec t0;
+	iso_conn *a, *b;
+	iso_guest *g;
+	pid_t known[2], waiting;
+	uint64_t before, after;
+
+	become(W_ONE);
+	a = open_conn();
+	known[0] = my_helper(0);
+	b = open_conn();
+	known[1] = my_helper(known[0]);
+	start_opener(&c, WAIT_LONG_MS);
+	usleep(300000);
+	waiting = other_helper(known, 2);
+	ck_assert_msg(waiting > 0, "the waiting connection's helper not found");
+	before = cpu_ns(waiting);
+	usleep(1000000);
+	after = cpu_ns(waiting);
+	ck_assert_msg(after - before < 20000000, "the waiting helper ran %llu us in a second",
+		      (unsigned long long)((after - before) / 1000));
+	ck_assert_msg(c.rc == 1, "the waiting open returned %d before a connection closed (%s)",
+		      c.rc, c.error);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	iso_close(a);
+	ck_assert_int_eq(pthread_join(c.thread, NULL), 0);
+	ck_assert_msg(c.rc == 0, "the waiting open: %d (%s)", c.rc, c.error);
+	ck_assert_msg(ms_since(&t0) < 5000, "opened %llu ms after a connection closed",
+		      (unsigned long long)ms_since(&t0));
+	g = must_spawn(c.conn, "exit", "0");
+	ck_assert_int_eq(iso_wait(g, 10000), 0);
+	ck_assert_int_eq(iso_guest_exit_code(g), 0);
+	iso_guest_free(g);
+	iso_close(c.conn);
+	iso_close(b);
+}
+END_TEST
+
+/* A wait for a connection that none frees ends at its deadline with
+ * EAGAIN, saying how long it waited; the caller may open one afterwards
+ * as soon as one closes (the wait held nothing). */
+START_TEST(live_connection_wait_times_out_with_a_clear_error)
+{
+	struct opener c;
+	iso_conn *a, *b;
+
+	become(W_ONE);
+	a = open_conn();
+	b = open_conn();
+	start_opener(&c, 1500);
+	ck_assert_int_eq(pthread_join(c.thread, NULL), 0);
+	ck_assert_msg(c.rc == -EAGAIN, "the wait ended with %d (%s)", c.rc, c.error);
+	ck_assert_msg(c.took_ms >= 1500 && c.took_ms < 1500 + 2000, "refused after %llu ms",
+		      (unsigned long long)c.took_ms);
+	ck_assert_msg(strstr(c.error, "connection slots") && strstr(c.error, "1500 ms it waited"),
+		      "%s", c.error);
+	iso_close(a);
+	a = open_conn();
+	iso_close(a);
+	iso_close(b);
+}
+END_TEST
+
+/* At most as many connections of a caller's wait as it may have open:
+ * with two open and two waiting, a fifth is refused at once, even though
+ * it asks to wait; the two waiting then get theirs as the open ones close. */
+START_TEST(live_waiting_connections_are_bounded_by_guests_plus_one)
+{
+	struct opener w[2], d;
+	struct timespec t0;
+	iso_conn *a, *b;
+
+	become(W_ONE);
+	a = open_conn();
+	b = open_conn();
+	start_opener(&w[0], WAIT_LONG_MS);
+	start_opener(&w[1], WAIT_LONG_MS);
+	usleep(500000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	start_opener(&d, 3000);
+	ck_assert_int_eq(pthread_join(d.thread, NULL), 0);
+	ck_assert_msg(d.rc == -EAGAIN, "the fifth connection: %d (%s)", d.rc, d.error);
+	ck_assert_msg(ms_since(&t0) < 1000, "refused after %llu ms",
+		      (unsigned long long)ms_since(&t0));
+	ck_assert_msg(strstr(d.error, "wait for one") != NULL, "%s", d.error);
+	ck_assert_msg(w[0].rc == 1 && w[1].rc == 1, "a waiting open ended: %d, %d", w[0].rc,
+		      w[1].rc);
+	iso_close(a);
+	iso_close(b);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(pthread_join(w[i].thread, NULL), 0);
+		ck_assert_msg(w[i].rc == 0, "waiting open %d: %d (%s)", i, w[i].rc, w[i].error);
+		iso_close(w[i].conn);
+	}
+}
+END_TEST
+
+/* 40 runs of the CLI at once, each a connection, each a guest of a
+ * second, with --wait-slot under 'guests 32' (33 connections): every one
+ * exits 0, the later ones as the earlier end. Prints how long it took. */
+START_TEST(live_forty_concurrent_cli_runs_that_wait_all_exit_0_with_guests_32)
+{
+	const char *argv[] = { T_CLI, "--wait-slot", "60", "--", T_PROBE, "sleep", "1", NULL };
+	const char *envp[] = { "LD_LIBRARY_PATH=" T_LIB, t_helper_env, NULL };
+	int errfd = memfd_create("cli-stderr", MFD_CLOEXEC), ok = 0, status;
+	posix_spawn_file_actions_t fa;
+	pid_t pid[40];
+	struct timespec t0;
+	char err[4096] = "";
+	uint64_t ms;
+
+	become(W_MANY);
+	ck_assert_int_ge(errfd, 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(posix_spawn(&pid[i], T_CLI, &fa, NULL, (char *const *)argv,
+					     (char *const *)envp), 0);
+	for (int i = 0; i < 40; i++) {
+		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	ms = ms_since(&t0);
+	posix_spawn_file_actions_destroy(&fa);
+	(void)!pread(errfd, err, sizeof(err) - 1, 0);
+	close(errfd);
+	fprintf(stderr, "40 CLI runs of a 1 s guest, guests 32: %d exited 0 in %llu ms\n", ok,
+		(unsigned long long)ms);
+	ck_assert_msg(ok == 40, "%d of 40 exited 0: %s", ok, err);
+	ck_assert_msg(ms >= 1900, "40 guests of a second in %llu ms: more than 32 ran at once",
+		      (unsigned long long)ms);
+}
+END_TEST
+
 static Suite *wait_suite(void)
 {
 	Suite *s = suite_create("live_wait");
 	TCase *many = tcase_create("many_spawns");
 	TCase *one = tcase_create("one_slot");
+	TCase *conn = tcase_create("connections");
 
 	tcase_add_test(many, live_sixty_concurrent_spawns_that_wait_all_start_within_guests_32);
 	tcase_add_test(many, live_spawn_beyond_guests_32_without_a_wait_is_refused);
@@ -480,10 +711,17 @@ static Suite *wait_suite(void)
 	tcase_add_test(one, live_slot_given_back_on_another_connection_wakes_a_waiting_spawn);
 	tcase_add_test(one, live_guest_whose_end_was_told_leaves_its_slot_to_the_next_spawn);
 	tcase_add_test(one, live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing);
+	tcase_add_test(conn, live_connection_beyond_guests_plus_one_without_a_wait_is_refused_at_once);
+	tcase_add_test(conn, live_connection_that_waits_is_opened_when_another_closes);
+	tcase_add_test(conn, live_connection_wait_times_out_with_a_clear_error);
+	tcase_add_test(conn, live_waiting_connections_are_bounded_by_guests_plus_one);
+	tcase_add_test(many, live_forty_concurrent_cli_runs_that_wait_all_exit_0_with_guests_32);
 	tcase_set_timeout(many, 120);
 	tcase_set_timeout(one, 60);
+	tcase_set_timeout(conn, 60);
 	suite_add_tcase(s, many);
 	suite_add_tcase(s, one);
+	suite_add_tcase(s, conn);
 	return s;
 }
 
