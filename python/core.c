@@ -121,14 +121,16 @@ static void conn_leave(ConnObject *c)
 
 static PyObject *conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
+	static char *keywords[] = { "wait_ms", NULL };
+	unsigned long long wait_ms = 0;
 	ConnObject *c;
 	iso_conn *conn = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Conn", no_keywords))
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|K:Conn", keywords, &wait_ms))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	rc = iso_open(&conn);
+	rc = iso_open_wait(&conn, wait_ms);
 	Py_END_ALLOW_THREADS
 	if (rc < 0)
 		return fail(rc);
@@ -734,7 +736,7 @@ static PyMethodDef guest_methods[] = {
 		.tp_dealloc = (destructor)prefix##_dealloc,      \
 		.tp_methods = prefix##_methods,                  \
 	};
-HANDLE_TYPE(Conn, conn, conn_new, "iso_open(): a connection to a helper.")
+HANDLE_TYPE(Conn, conn, conn_new, "iso_open_wait(wait_ms=0): a connection to a helper.")
 HANDLE_TYPE(Spec, spec, spec_new, "iso_spec_new(): what to run, and how.")
 HANDLE_TYPE(Guest, guest, NULL,
 	    "A guest from Conn.spawn(); freed (killed) when released.")

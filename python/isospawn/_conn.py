@@ -37,10 +37,10 @@ from typing import (TYPE_CHECKING, Any, Coroutine, Dict, Iterable, List,
                     Mapping, Optional, Tuple, Union)
 
 from . import _core
-from ._errors import Error, TimeoutExpired, error_of
+from ._errors import Error, Refused, TimeoutExpired, error_of
 from ._spec import (PIPE, Args, ChannelKind, Env, File, Request,
                     StrOrBytesPath, deadline, is_pipe, ms_until, seconds,
-                    stdio_guard)
+                    stdio_guard, wait_ms)
 from ._status import Completed, Status
 
 if TYPE_CHECKING:
@@ -124,11 +124,16 @@ class Connection:
     call or one spawn round trip; waits happen outside the lock with the
     GIL released. It cannot be used in a forked child (open a new one
     there); the child leaves the parent's guests alone.
+
+    wait_slot: where this caller holds as many connections as its rule
+    allows ('guests' + 1, each a helper), wait up to that many seconds
+    (math.inf: as long as it takes) for one to close instead of raising
+    Refused (errno EAGAIN) at once. The thread blocks, the helper sleeps.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, wait_slot: Optional[float] = None) -> None:
         try:
-            core = _core.Conn()
+            core = _core.Conn(wait_ms(wait_slot))
         except _core.Error as e:
             raise error_of(e) from None
         self._core: Optional[_core.Conn] = core
@@ -196,7 +201,8 @@ class Connection:
               cwd: Optional[StrOrBytesPath] = None,
               workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
               stdout: File = None, stderr: File = None,
-              channel: ChannelKind = False, pass_fds: Iterable[int] = ()) -> Guest:
+              channel: ChannelKind = False, pass_fds: Iterable[int] = (),
+              wait_slot: Optional[float] = None) -> Guest:
         """Start a guest and return at once. The helper checks the request
         against the policy first; a refusal raises Refused and starts
         nothing.
@@ -247,6 +253,13 @@ class Connection:
         pass_fds descriptors of this process's (3 and above, not a
                  directory) the guest gets at the same numbers, as with
                  subprocess; not fd 3 with a channel (the channel's).
+        wait_slot seconds to wait, where this caller runs as many guests
+                 as its rule allows (over all its connections), for one to
+                 end, instead of Refused (errno EAGAIN) at once; math.inf:
+                 as long as it takes. The helper sleeps meanwhile, but this
+                 connection answers no other call until the spawn returns:
+                 threads that share a Connection should not wait on it
+                 (the module's run() waits on a connection of its own).
 
         Keep the Guest while the guest should run: a Guest that is garbage
         collected kills its guest, like closing the connection kills them
@@ -255,7 +268,7 @@ class Connection:
         self._check()
         request = Request(args, env, timeout, limits, network, read, write,
                           [stdin, stdout, stderr], channel, cwd, workdir,
-                          pass_fds)
+                          pass_fds, wait_slot)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes()
@@ -277,7 +290,8 @@ class Connection:
             workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
             stdout: File = None, stderr: File = None,
             capture_output: bool = False, input: Optional[bytes] = None,
-            check: bool = False, pass_fds: Iterable[int] = ()) -> Completed:
+            check: bool = False, pass_fds: Iterable[int] = (),
+            wait_slot: Optional[float] = None) -> Completed:
         """Spawn a guest on this connection, feed it input, collect the
         output asked for (PIPE or capture_output) and wait for it, like
         subprocess.run. The arguments are spawn()'s; input (bytes) is
@@ -304,7 +318,7 @@ class Connection:
             stdin = PIPE
         request = Request(args, env, timeout, limits, network, read, write,
                           [stdin, stdout, stderr], False, cwd, workdir,
-                          pass_fds)
+                          pass_fds, wait_slot)
         try:
             guest = self._spawn(args, request)
             pipes = request.take_pipes() or [-1, -1, -1]
@@ -881,17 +895,39 @@ def run(args: Args, *, env: Optional[Env] = None,
         workdir: Optional[StrOrBytesPath] = None, stdin: File = None,
         stdout: File = None, stderr: File = None,
         capture_output: bool = False, input: Optional[bytes] = None,
-        check: bool = False, pass_fds: Iterable[int] = ()) -> Completed:
+        check: bool = False, pass_fds: Iterable[int] = (),
+        wait_slot: Optional[float] = None) -> Completed:
     """Run a guest to its end, like subprocess.run, on the shared default
     connection: one helper per process, opened by the first run() (and
     again after a fork, or if its helper died), used by every thread. Use
     Connection().run() for a helper of your own. See Connection.spawn and
     Connection.run for the arguments. Returns a Completed (returncode as
     subprocess's); timeout is the guest's wall-clock limit: its expiry
-    raises nothing (returncode -9, status.outcome 'timed_out')."""
-    return _default_connection().run(
-        args, env=env, timeout=timeout, limits=limits, network=network,
-        read=read, write=write, cwd=cwd, workdir=workdir, stdin=stdin,
-        stdout=stdout, stderr=stderr,
-        capture_output=capture_output, input=input, check=check,
-        pass_fds=pass_fds)
+    raises nothing (returncode -9, status.outcome 'timed_out').
+
+    wait_slot: where the caller's guests (or connections) are all taken,
+    wait up to that many seconds in all for one to end. The shared
+    connection never waits, so that the other threads' runs go on: a run
+    refused there with EAGAIN waits on a connection of its own (a helper
+    for this run, itself waited for if need be), closed when it ends."""
+    def on(conn: Connection, wait: Optional[float]) -> Completed:
+        return conn.run(
+            args, env=env, timeout=timeout, limits=limits, network=network,
+            read=read, write=write, cwd=cwd, workdir=workdir, stdin=stdin,
+            stdout=stdout, stderr=stderr, capture_output=capture_output,
+            input=input, check=check, pass_fds=pass_fds, wait_slot=wait)
+
+    def left() -> float:
+        # At least a millisecond: a wait, however short, is asked for.
+        return max(until - time.monotonic(), 0.001)
+
+    if not wait_slot:
+        return on(_default_connection(), None)
+    until = deadline(wait_slot) or 0.0
+    try:
+        return on(_default_connection(), None)
+    except Refused as e:
+        if e.errno != errno.EAGAIN:
+            raise
+    with Connection(wait_slot=left()) as own:
+        return on(own, left())

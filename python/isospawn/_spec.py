@@ -196,6 +196,18 @@ def timeout_ms(timeout: float) -> int:
     return math.ceil(min(s, 1e15) * 1000)
 
 
+def wait_ms(wait_slot: Optional[float]) -> int:
+    """wait_slot= as iso_spec_set_wait_slot() and iso_open_wait() take it:
+    0 for None or 0 (no wait), whole milliseconds rounded up, TIMEOUT_NONE
+    for math.inf (as long as it takes)."""
+    if wait_slot is None:
+        return 0
+    s = seconds(wait_slot, True)
+    if s == math.inf:
+        return _core.TIMEOUT_NONE
+    return math.ceil(min(s, 1e15) * 1000)
+
+
 def deadline(timeout: Optional[float]) -> Optional[float]:
     """The monotonic deadline a `timeout` argument sets; None for None."""
     if timeout is None:
@@ -226,7 +238,8 @@ class Request:
                  write: Iterable[StrOrBytesPath], stdio: List[File],
                  channel: ChannelKind, cwd: Optional[StrOrBytesPath] = None,
                  workdir: Optional[StrOrBytesPath] = None,
-                 pass_fds: Iterable[int] = ()) -> None:
+                 pass_fds: Iterable[int] = (),
+                 wait_slot: Optional[float] = None) -> None:
         self.pipes: Optional[List[int]] = None
         self._theirs: List[int] = []
         spec = self.spec = _core.Spec()
@@ -245,6 +258,8 @@ class Request:
                     self._limit(os.fsdecode(os.fsencode(name)), value)
             if timeout is not None:
                 spec.set_timeout(timeout_ms(timeout))
+            if wait_slot:
+                spec.set_wait_slot(wait_ms(wait_slot))
             if network is not None:
                 if network not in _NETWORKS:
                     raise ValueError("network must be 'none', 'host' or "

@@ -663,6 +663,41 @@ def test_four_threads_with_1s_guests_finish_in_about_1s():
     assert elapsed < 2.0, "took %.2f s: the GIL or a lock was held" % elapsed
 
 
+def test_run_with_wait_slot_waits_without_holding_the_shared_connection(
+        conn):
+    # The caller's rule allows 64 guests: all held here, for 4 seconds.
+    held = []
+    while True:
+        try:
+            held.append(conn.spawn(["/bin/sleep", "4"]))
+        except isospawn.Refused as e:
+            assert e.errno == errno.EAGAIN, e
+            break
+    assert len(held) == 64
+    waited = {}
+
+    def waiter():
+        t0 = time.monotonic()
+        waited["done"] = isospawn.run(["/bin/true"], wait_slot=30)
+        waited["s"] = time.monotonic() - t0
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.5)
+    # Meanwhile the shared connection answers at once: refused, no slot.
+    t0 = time.monotonic()
+    with pytest.raises(isospawn.Refused) as info:
+        isospawn.run(["/bin/true"])
+    assert info.value.errno == errno.EAGAIN
+    assert time.monotonic() - t0 < 1.5
+    assert thread.is_alive()
+    thread.join(30)
+    assert waited["done"].returncode == 0
+    assert 2 < waited["s"] < 30
+    for g in held:
+        g.wait(timeout=30)
+
+
 def test_threads_share_one_connection_and_its_guests(conn):
     guests = [conn.spawn(["/bin/sleep", "0.5"]) for _ in range(4)]
     statuses = [None] * 4

@@ -161,6 +161,32 @@ def test_no_timeout_is_infinity_and_sends_the_library_s_timeout_none(
         assert "NO_TIMEOUT" in str(info.value)
 
 
+def test_wait_slot_sends_whole_milliseconds_rounded_up_and_none_for_none(
+        monkeypatch):
+    from isospawn import _spec
+    sent = []
+    real = _core.Spec
+
+    class Recorder(_SpecRecorder):
+        def set_wait_slot(self, ms):
+            sent.append(ms)
+            self._spec.set_wait_slot(ms)
+
+    monkeypatch.setattr(_spec._core, "Spec", lambda: Recorder(real()))
+    for wait_slot in (None, 0, 0.0001, 2.5, math.inf):
+        _spec.Request(["/bin/true"], None, None, None, None, (), (),
+                      [None, None, None], False,
+                      wait_slot=wait_slot).close()
+    assert sent == [1, 2500, _core.TIMEOUT_NONE]  # None and 0: no wait
+    assert _spec.wait_ms(None) == _spec.wait_ms(0) == 0
+    for bad in (-1, float("nan"), "5"):
+        with pytest.raises((ValueError, TypeError)):
+            _spec.wait_ms(bad)
+    for call in (isospawn.run, isospawn.Connection.spawn,
+                 isospawn.Connection.run, isospawn.Connection):
+        assert "wait_slot" in inspect.signature(call).parameters
+
+
 def test_status_gives_the_reason_beside_stage_and_errno():
     for name in ("stage", "errno", "reason"):
         assert "For 'failed'" in getattr(isospawn.Status, name).__doc__
