@@ -444,10 +444,11 @@ static int exits_soon(pid_t pid)
 	return 0;
 }
 
-/* Root stops (SIGTERM) the helper of a connection whose spawn waits: the
- * spawn ends with EPIPE (the helper is gone) and the helper exits at once,
- * with nothing to give back (a waiting spawn holds no slot and no uid). */
-START_TEST(live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing)
+/* As root, fork a caller running `caller`, which writes its waiting
+ * helper's pid (0: none found) to `out`, then its call's result; stop
+ * (SIGTERM) that helper, check that it exits at once and that the caller
+ * ends; the caller's result. */
+static int stop_waiting_helper(void (*caller)(int out))
 {
 	int pipefd[2], rc = 0, status;
 	pid_t client, helper = 0;
@@ -457,18 +458,29 @@ START_TEST(live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing)
 	ck_assert_int_ge(client, 0);
 	if (client == 0) {
 		close(pipefd[0]);
-		stopped_while_waiting(pipefd[1]);
+		caller(pipefd[1]);
 	}
 	close(pipefd[1]);
 	ck_assert_int_eq(read(pipefd[0], &helper, sizeof(helper)), sizeof(helper));
-	ck_assert_msg(helper > 0, "the caller could not start its guest or find its helper");
+	ck_assert_msg(helper > 0, "the caller could not set up its wait or find its helper");
 	usleep(300000);
 	ck_assert_int_eq(kill(helper, SIGTERM), 0);
 	ck_assert_int_eq(read(pipefd[0], &rc, sizeof(rc)), sizeof(rc));
-	ck_assert_msg(rc == -EPIPE, "the waiting spawn ended with %d", rc);
 	ck_assert_msg(exits_soon(helper), "the stopped helper did not exit");
 	ck_assert_int_eq(waitpid(client, &status, 0), client);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(pipefd[0]);
+	return rc;
+}
+
+/* Root stops (SIGTERM) the helper of a connection whose spawn waits: the
+ * spawn ends with EPIPE (the helper is gone) and the helper exits at once,
+ * with nothing to give back (a waiting spawn holds no slot and no uid). */
+START_TEST(live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing)
+{
+	int rc = stop_waiting_helper(stopped_while_waiting);
+
+	ck_assert_msg(rc == -EPIPE, "the waiting spawn ended with %d", rc);
 }
 END_TEST
 
@@ -656,6 +668,39 @@ START_TEST(live_waiting_connections_are_bounded_by_guests_plus_one)
 }
 END_TEST
 
+/* The caller's side: two connections held, the pid of the helper of a
+ * third that waits goes to the test, then what iso_open_wait() returned. */
+static void stopped_while_waiting_for_a_connection(int out)
+{
+	struct opener c;
+	iso_conn *a = NULL, *b = NULL;
+	pid_t known[2] = { 0, 0 }, helper = 0;
+
+	become(W_ONE);
+	if (iso_open(&a) == 0 && (known[0] = my_helper(0)) > 0 && iso_open(&b) == 0 &&
+	    (known[1] = my_helper(known[0])) > 0) {
+		start_opener(&c, WAIT_LONG_MS);
+		usleep(300000);
+		helper = other_helper(known, 2);
+	}
+	(void)!write(out, &helper, sizeof(helper));
+	if (helper == 0)
+		_exit(1);
+	pthread_join(c.thread, NULL);
+	(void)!write(out, &c.rc, sizeof(c.rc));
+	_exit(0);
+}
+
+/* Root stops (SIGTERM) a helper that waits for a connection: it exits at
+ * once, and the open fails rather than hang. */
+START_TEST(live_helper_stopped_while_a_connection_waits_exits)
+{
+	int rc = stop_waiting_helper(stopped_while_waiting_for_a_connection);
+
+	ck_assert_msg(rc < 0, "the waiting open returned %d", rc);
+}
+END_TEST
+
 /* 40 runs of the CLI at once, each a connection, each a guest of a
  * second, with --wait-slot under 'guests 32' (33 connections): every one
  * exits 0, the later ones as the earlier end. Prints how long it took. */
@@ -715,6 +760,7 @@ static Suite *wait_suite(void)
 	tcase_add_test(conn, live_connection_that_waits_is_opened_when_another_closes);
 	tcase_add_test(conn, live_connection_wait_times_out_with_a_clear_error);
 	tcase_add_test(conn, live_waiting_connections_are_bounded_by_guests_plus_one);
+	tcase_add_test(conn, live_helper_stopped_while_a_connection_waits_exits);
 	tcase_add_test(many, live_forty_concurrent_cli_runs_that_wait_all_exit_0_with_guests_32);
 	tcase_set_timeout(many, 120);
 	tcase_set_timeout(one, 60);
