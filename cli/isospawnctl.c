@@ -89,6 +89,8 @@ static void put_words(char *const *words, const char *otherwise)
 		printf("%s%s", w == words ? "" : " ", *w);
 }
 
+static const char *const cgroup[] = { "optional", "required", "off" };
+
 /* "FILE:LINE: who: pool ..., guests ..., and every other value", in the
  * policy's own words. */
 static void summarize(const struct iso_rule *r)
@@ -129,7 +131,7 @@ static void summarize(const struct iso_rule *r)
 	put_words(r->read, "none");
 	fputs(", write ", stdout);
 	put_words(r->write, "none");
-	printf(", grants %s\n", grants[r->grants]);
+	printf(", grants %s, cgroup %s\n", grants[r->grants], cgroup[r->cgroup]);
 }
 
 /* The helper refuses a connection when a read or write path of the rule is
@@ -687,7 +689,11 @@ static void print_rows_json(const struct rows *rows)
 		printf(", \"network\": \"%s\", \"limits\": {",
 		       r->network == ISO_NETWORK_NONE ? "none" : "host");
 		for (int l = 0; l < ISO_LIMIT_COUNT; l++) {
-			snprintf(value, sizeof(value), "%" PRIu64, r->limits[l]);
+			/* cpus in CPUs (1.5), as written everywhere else. */
+			if (l == ISO_LIMIT_CPUS)
+				iso_limit_format(l, r->limits[l], value, sizeof(value));
+			else
+				snprintf(value, sizeof(value), "%" PRIu64, r->limits[l]);
 			printf("%s\"%s\": %s", l == 0 ? "" : ", ", iso_limit_name((enum iso_limit)l),
 			       r->limits[l] == UINT64_MAX ? "null" : value);
 		}
@@ -871,6 +877,10 @@ static void describe(const struct iso_rule *r)
 	       ? "read-write (callers lend what they open, for reading or writing)"
 	       : r->grants == ISO_GRANTS_READ ? "read (callers lend what they open, read-only)"
 	       : "none (callers lend nothing)", from(&at[ISO_KW_GRANTS]));
+	printf("  %-13s %s%s\n", "cgroup", r->cgroup == ISO_CGROUP_REQUIRED
+	       ? "required (no caller is served without memory, pids and cpu)"
+	       : r->cgroup == ISO_CGROUP_OFF ? "off (rlimits only)"
+	       : "optional (rlimits only where the host has none)", from(&at[ISO_KW_CGROUP]));
 }
 
 /* The helper's RULE_TEXT (the defaults the rule inherits, then the rule),

@@ -54,8 +54,10 @@ static void usage(void)
 	      "confined as the administrator's policy says.\n"
 	      "\n"
 	      "  --env NAME=VALUE    set a variable in the guest (repeatable)\n"
-	      "  --limit NAME=VALUE  resource limit: cpu (seconds), as, fsize, stack\n"
-	      "                      (bytes, K/M/G/T suffix), nofile, nproc (counts);\n"
+	      "  --limit NAME=VALUE  resource limit: cpu (seconds), as, fsize, stack,\n"
+	      "                      scratch, shm (bytes, K/M/G/T suffix), nofile,\n"
+	      "                      nproc (counts); for the whole guest: memory\n"
+	      "                      (bytes), pids (a count), cpus (CPUs, 1.5);\n"
 	      "                      VALUE may be \"unlimited\"\n"
 	      "  --timeout SECONDS   wall-clock timeout, decimals allowed (0.5)\n"
 	      "  --wait-slot SECONDS when the caller runs as many guests (or holds as\n"
@@ -124,7 +126,7 @@ static void set_limit(iso_spec *spec, const char *arg)
 	if (which < 0)
 		die(EXIT_FAILED,
 		    "--limit %s: unknown limit (cpu, as, nofile, nproc, fsize, stack, "
-		    "scratch, shm)",
+		    "scratch, shm, memory, pids, cpus)",
 		    arg);
 	rc = iso_limit_parse(eq + 1, (enum iso_limit)which, &value);
 	if (rc == -ERANGE)
@@ -132,7 +134,8 @@ static void set_limit(iso_spec *spec, const char *arg)
 	if (rc < 0)
 		die(EXIT_FAILED,
 		    "--limit %s: expected a number%s or \"unlimited\"", arg,
-		    iso_limit_in_bytes(which) ? " (K/M/G/T suffix allowed)" : "");
+		    iso_limit_in_bytes(which) ? " (K/M/G/T suffix allowed)"
+		    : which == ISO_LIMIT_CPUS ? " of CPUs (at most 3 decimals)" : "");
 	if (iso_spec_set_limit(spec, (enum iso_limit)which, value) < 0)
 		die(EXIT_FAILED, "--limit %s: %s", arg, iso_last_error());
 }
@@ -501,6 +504,8 @@ static void report_end(const struct cli *cli, const iso_guest *guest)
 	default:
 		break;
 	}
+	if (iso_guest_limits_reached(guest) & (1u << ISO_LIMIT_PIDS))
+		fputs("isospawn: a fork of the guest failed at its pids limit\n", stderr);
 }
 
 static void json_name_or_null(FILE *f, const char *key, const char *value)
@@ -521,12 +526,15 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 		       outcome == ISO_OUTCOME_TIMED_OUT ||
 		       outcome == ISO_OUTCOME_LIMIT;
 	int failed = outcome == ISO_OUTCOME_FAILED;
-	uint64_t wall, user, sys, rss;
+	uint64_t wall, user, sys, rss, cg_cpu, peak;
+	unsigned reached = iso_guest_limits_reached(guest);
+	int cgroup;
 	FILE *f = cli->status;
 
 	if (f == NULL)
 		return;
 	iso_guest_usage(guest, &wall, &user, &sys, &rss);
+	cgroup = iso_guest_cgroup_usage(guest, &cg_cpu, &peak) == 0;
 	fputs("{\"outcome\": ", f);
 	json_string(f, iso_outcome_name(outcome));
 	fprintf(f, ", \"exit_code\": %d, \"code\": %d", exit_code, code);
@@ -545,10 +553,24 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 					  (enum iso_limit)iso_guest_limit(guest)) :
 				  NULL);
 	fprintf(f,
-		", \"wall_us\": %llu, \"user_us\": %llu, \"sys_us\": %llu, \"maxrss_kib\": %llu, \"uid\": %lu",
+		", \"wall_us\": %llu, \"user_us\": %llu, \"sys_us\": %llu, \"maxrss_kib\": %llu",
 		(unsigned long long)wall, (unsigned long long)user,
-		(unsigned long long)sys, (unsigned long long)rss,
-		(unsigned long)iso_guest_uid(guest));
+		(unsigned long long)sys, (unsigned long long)rss);
+	/* The whole guest's, from its cgroup: null without one (or, for
+	 * memory_peak, where the kernel does not count it). */
+	if (cgroup)
+		fprintf(f, ", \"cgroup_cpu_us\": %llu", (unsigned long long)cg_cpu);
+	else
+		fputs(", \"cgroup_cpu_us\": null", f);
+	if (cgroup && peak != 0)
+		fprintf(f, ", \"memory_peak\": %llu", (unsigned long long)peak);
+	else
+		fputs(", \"memory_peak\": null", f);
+	fputs(", \"limits_reached\": [", f);
+	for (int i = 0, n = 0; i < ISO_LIMIT_COUNT; i++)
+		if (reached & (1u << i))
+			fprintf(f, "%s\"%s\"", n++ ? ", " : "", iso_limit_name((enum iso_limit)i));
+	fprintf(f, "], \"uid\": %lu", (unsigned long)iso_guest_uid(guest));
 	fputs(", \"notes\": ", f);
 	json_string(f, iso_guest_notes(guest));
 	fputs("}\n", f);

@@ -21,6 +21,8 @@ static const char *const limit_names[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_NOFILE] = "nofile", [ISO_LIMIT_NPROC] = "nproc",
 	[ISO_LIMIT_FSIZE] = "fsize",   [ISO_LIMIT_STACK] = "stack",
 	[ISO_LIMIT_SCRATCH] = "scratch", [ISO_LIMIT_SHM] = "shm",
+	[ISO_LIMIT_MEMORY] = "memory", [ISO_LIMIT_PIDS] = "pids",
+	[ISO_LIMIT_CPUS] = "cpus",
 };
 
 static const char *const outcome_names[] = {
@@ -54,7 +56,36 @@ ISO_PUBLIC int iso_limit_from_name(const char *name)
 
 int iso_limit_in_bytes(int which)
 {
-	return which != ISO_LIMIT_CPU && which != ISO_LIMIT_NOFILE && which != ISO_LIMIT_NPROC;
+	return which == ISO_LIMIT_AS || which == ISO_LIMIT_FSIZE || which == ISO_LIMIT_STACK ||
+	       which == ISO_LIMIT_SCRATCH || which == ISO_LIMIT_SHM || which == ISO_LIMIT_MEMORY;
+}
+
+uint64_t iso_limit_min(int which)
+{
+	/* cpu.max takes a quota of 1 ms at least, of its 100 ms period. */
+	return which == ISO_LIMIT_CPUS ? 10 : 1;
+}
+
+/* cpus: CPUs with up to three decimals, as thousandths ("1.5": 1500). */
+static int parse_cpus(const char *text, uint64_t *value)
+{
+	size_t whole = strspn(text, "0123456789"), frac = 0;
+	unsigned long long number, milli = 0;
+
+	if (text[whole] == '.')
+		frac = strspn(text + whole + 1, "0123456789");
+	if ((whole == 0 && frac == 0) || frac > 3 ||
+	    text[whole + (text[whole] == '.' ? 1 + frac : 0)] != '\0' ||
+	    (text[whole] == '.' && frac == 0))
+		return -EINVAL;
+	errno = 0;
+	number = whole ? strtoull(text, NULL, 10) : 0;
+	for (size_t i = 0; i < 3; i++)
+		milli = milli * 10 + (i < frac ? (unsigned)(text[whole + 1 + i] - '0') : 0);
+	if (errno == ERANGE || number > (UINT64_MAX - milli) / 1000)
+		return -ERANGE;
+	*value = (uint64_t)number * 1000 + milli;
+	return 0;
 }
 
 /* The one spelling of a limit's value, for the policy, the CLI and the
@@ -75,6 +106,8 @@ ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which, uint64_t 
 		*value = UINT64_MAX;
 		return 0;
 	}
+	if (which == ISO_LIMIT_CPUS)
+		return parse_cpus(text, value);
 	/* Digits only: strtoull alone would also take " 1", "+1" and "-1". */
 	suffix = text + strspn(text, "0123456789");
 	if (suffix == text)
@@ -101,6 +134,17 @@ void iso_limit_format(int which, uint64_t value, char *buf, size_t n)
 
 	if (value == UINT64_MAX) {
 		snprintf(buf, n, "unlimited");
+		return;
+	}
+	if (which == ISO_LIMIT_CPUS) {
+		int len = snprintf(buf, n, "%llu.%03llu", (unsigned long long)(value / 1000),
+				   (unsigned long long)(value % 1000));
+
+		/* "1.5", "2": as few decimals as keep it exact. */
+		while (len > 0 && (size_t)len < n && buf[len - 1] == '0')
+			buf[--len] = '\0';
+		if (len > 0 && (size_t)len < n && buf[len - 1] == '.')
+			buf[--len] = '\0';
 		return;
 	}
 	while (iso_limit_in_bytes(which) && s < 4 && value != 0 && value % 1024 == 0) {

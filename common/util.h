@@ -120,13 +120,19 @@ ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
 int iso_fd_above_stdio(int fd);
 
 /* 1 if the limit `which` (enum iso_limit) is a size in bytes, which may be
- * written with a suffix K, M, G or T; 0 for seconds (cpu) and counts
- * (nofile, nproc). common/names.c, beside the limits' names. */
+ * written with a suffix K, M, G or T; 0 for seconds (cpu), counts
+ * (nofile, nproc, pids) and CPUs (cpus). common/names.c, beside the
+ * limits' names. */
 int iso_limit_in_bytes(int which);
+
+/* The smallest value of the limit `which` the helper and the policy take:
+ * 1, and for cpus 10 (0.01 CPU, the kernel's smallest quota). */
+uint64_t iso_limit_min(int which);
 
 /* A limit's value as the policy writes it, so that iso_limit_parse()
  * reads it back: "unlimited", a count or seconds in digits, bytes with the
- * largest suffix that keeps it exact (4G, 1536M, 1000). */
+ * largest suffix that keeps it exact (4G, 1536M, 1000), CPUs with as few
+ * decimals as keep it exact (1.5). */
 void iso_limit_format(int which, uint64_t value, char *buf, size_t n);
 
 /* The name of the file system whose statfs(2) f_type is `magic` ("ext4",

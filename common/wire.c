@@ -8,8 +8,8 @@
  *  - The decoder MUST NOT accept anything the schema below does not allow:
  *    unknown types and tags, surplus or missing fields, bad lengths and
  *    out-of-range numbers, an EXITED's reason with an outcome other than
- *    FAILED, a PLAN's GRANT_WRITE naming a grant it lacks are refused,
- *    with a one-line reason.
+ *    FAILED, an EXITED's cgroup bits of no limit, a PLAN's GRANT_WRITE
+ *    naming a grant it lacks are refused, with a one-line reason.
  *  - The encoder MUST NOT emit anything the decoder refuses, and its output
  *    is canonical (fields in schema order, absent optional fields omitted),
  *    so encode(decode(x)) == x for every x it produced.
@@ -30,6 +30,7 @@ enum kind {
 	K_U64,	 /* u64; absent = 0 */
 	K_LIMIT, /* limits[] at off, limits_set at count_off */
 	K_USAGE, /* EXITED wall_us, user_us, sys_us, maxrss_kib */
+	K_CGROUP, /* EXITED cg_cpu_us, cg_memory_peak, reached; cgroup = 1 */
 };
 
 struct rule {
@@ -128,6 +129,7 @@ static const struct rule exited_rules[] = {
 	NUM_ONE(ISO_F_LIMIT_HIT, K_I32, exited.limit_hit, 0, 0,
 		ISO_LIMIT_COUNT - 1),
 	{ ISO_F_USAGE, K_USAGE, false, 0, 1, 0, 0, 0, 0 },
+	{ ISO_F_CGROUP, K_CGROUP, false, 0, 1, 0, 0, 0, 0 },
 	STR_ONE(ISO_F_MESSAGE, exited.reason, 0, ISO_WIRE_TEXT_MAX, false),
 };
 static const struct rule guest_rules[] = {
@@ -198,7 +200,8 @@ static const char *const field_names[ISO_F_MAX + 1] = {
 	[ISO_F_UID] = "UID",		     [ISO_F_NOTES] = "NOTES",
 	[ISO_F_OUTCOME] = "OUTCOME",	     [ISO_F_CODE] = "CODE",
 	[ISO_F_STAGE] = "STAGE",	     [ISO_F_LIMIT_HIT] = "LIMIT_HIT",
-	[ISO_F_USAGE] = "USAGE",	     [ISO_F_CALLER] = "CALLER",
+	[ISO_F_USAGE] = "USAGE",	     [ISO_F_CGROUP] = "CGROUP",
+	[ISO_F_CALLER] = "CALLER",
 	[ISO_F_HELPER] = "HELPER",	     [ISO_F_START_TICKS] = "START_TICKS",
 	[ISO_F_STARTED] = "STARTED",	     [ISO_F_FILE] = "FILE",
 	[ISO_F_LINE] = "LINE",		     [ISO_F_TEXT] = "TEXT",
@@ -248,6 +251,14 @@ static bool reason_fits(const struct iso_wire_exited *e)
 static bool grants_fit(const struct iso_wire_plan *p)
 {
 	return p->ngrants >= 64 || p->grants_write >> p->ngrants == 0;
+}
+
+/* What a cgroup counted comes with its flag, and names only limits. */
+static bool cgroup_fits(const struct iso_wire_exited *e)
+{
+	if (e->cgroup == 0)
+		return (e->cg_cpu_us | e->cg_memory_peak | e->reached) == 0;
+	return e->cgroup == 1 && e->reached >> ISO_LIMIT_COUNT == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -365,8 +376,17 @@ static int put_rule(struct writer *w, const struct rule *r,
 		}
 		return 0;
 	}
-	/* K_USAGE: all zero is what the decoder fills in when it is absent. */
 	const struct iso_wire_exited *e = &msg->u.exited;
+	if (r->kind == K_CGROUP) {
+		if (e->cgroup == 0)
+			return 0;
+		put_field_header(w, r->tag, 20);
+		put_le(w, e->cg_cpu_us, 8);
+		put_le(w, e->cg_memory_peak, 8);
+		put_le(w, e->reached, 4);
+		return 0;
+	}
+	/* K_USAGE: all zero is what the decoder fills in when it is absent. */
 	if ((e->wall_us | e->user_us | e->sys_us | e->maxrss_kib) == 0)
 		return 0;
 	put_field_header(w, r->tag, 32);
@@ -383,7 +403,8 @@ long iso_wire_encode(const struct iso_wire_msg *msg, uint8_t *buf,
 	if (msg == NULL || msg->type == 0 || msg->type > ISO_MSG_TYPE_MAX)
 		return -EINVAL;
 	const struct schema *s = &schemas[msg->type];
-	if ((msg->type == ISO_MSG_EXITED && !reason_fits(&msg->u.exited)) ||
+	if ((msg->type == ISO_MSG_EXITED &&
+	     (!reason_fits(&msg->u.exited) || !cgroup_fits(&msg->u.exited))) ||
 	    (msg->type == ISO_MSG_PLAN && !grants_fit(&msg->u.plan)))
 		return -EINVAL;
 	struct writer w = { buf, cap < ISO_WIRE_MAX ? cap : ISO_WIRE_MAX, 0,
@@ -417,7 +438,7 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 	const char *name = field_name(r->tag);
 	static const uint32_t sizes[] = { [K_U32] = 4, [K_I32] = 4,
 					  [K_U64] = 8, [K_LIMIT] = 12,
-					  [K_USAGE] = 32 };
+					  [K_USAGE] = 32, [K_CGROUP] = 20 };
 
 	if (r->kind == K_STR) {
 		if (len == 0)
@@ -485,6 +506,16 @@ static int take_value(struct iso_wire_msg *out, const struct rule *r,
 				       index, which);
 		*set |= 1u << which;
 		AT(out, r->off, uint64_t)[which] = get64(v + 4);
+	} else if (r->kind == K_CGROUP) {
+		struct iso_wire_exited *e = &out->u.exited;
+		e->cgroup = 1;
+		e->cg_cpu_us = get64(v);
+		e->cg_memory_peak = get64(v + 8);
+		e->reached = get32(v + 16);
+		if (!cgroup_fits(e))
+			return iso_why(why, why_size, EBADMSG,
+				       "field %u (CGROUP): limits reached 0x%x, at most 0x%x",
+				       index, e->reached, (1u << ISO_LIMIT_COUNT) - 1);
 	} else {
 		struct iso_wire_exited *e = &out->u.exited;
 		e->wall_us = get64(v);

@@ -19,6 +19,8 @@
  *                 u32: len == 4; u64: len == 8
  *                 limit: len == 12 (u32 which, u64 value)
  *                 usage: len == 32 (u64 wall_us, user_us, sys_us, maxrss_kib)
+ *                 cgroup: len == 20 (u64 cpu_us, memory_peak; u32 reached,
+ *                 a bit set below 1 << ISO_LIMIT_COUNT)
  *
  * The decoder is total: every length is checked against what remains and
  * against the caps below, every tag must be one the message type allows,
@@ -138,6 +140,8 @@ enum iso_field {
 	ISO_F_STAGE = 52,      /* u32 enum iso_stage */
 	ISO_F_LIMIT_HIT = 53,  /* u32 enum iso_limit */
 	ISO_F_USAGE = 54,      /* usage */
+	ISO_F_CGROUP = 55,     /* cgroup: what the guest's cgroup counted;
+				* absent when it had none */
 	/* GUEST; also PROGRAM, PID, UID, LIMIT, TIMEOUT_MS, NETWORK */
 	ISO_F_CALLER = 60,     /* u32 caller's uid, required */
 	ISO_F_HELPER = 61,     /* u32 pid of the helper serving it, required */
@@ -233,6 +237,12 @@ struct iso_wire_exited {
 	uint32_t stage;	    /* enum iso_stage, ISO_STAGE_NONE if absent */
 	int32_t limit_hit;  /* enum iso_limit, -1 if absent */
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
+	/* The guest's cgroup, when it had one (cgroup 1; else 0 and the rest
+	 * 0): cpu.stat usage_usec, memory.peak (0: unknown), and the limits
+	 * it reached and lived (bits 1 << enum iso_limit). */
+	uint32_t cgroup;
+	uint64_t cg_cpu_us, cg_memory_peak;
+	uint32_t reached;
 	const char *reason; /* NULL, or for ISO_OUTCOME_FAILED what failed */
 };
 

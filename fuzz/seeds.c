@@ -226,7 +226,8 @@ static void wire_seeds(void)
 	header(ISO_MSG_SPAWNED, 1);
 	u32(ISO_F_PID, 4242);
 	u32(ISO_F_UID, 1900000001);
-	str(ISO_F_NOTES, "limits: rlimits only (no cgroup)");
+	str(ISO_F_NOTES, "cgroup: missing memory, pids, cpu (/sys/fs/cgroup is tmpfs, not a "
+			 "cgroup v2 hierarchy): memory, pids, cpus not enforced");
 	finish("spawned");
 	header(ISO_MSG_REFUSED, 1);
 	u32(ISO_F_ERRNO, EPERM);
@@ -242,6 +243,18 @@ static void wire_seeds(void)
 		field(ISO_F_USAGE, usage, sizeof(usage));
 	}
 	finish("exited");
+	/* Its cgroup's OOM kill: the memory limit's, with what it counted. */
+	header(ISO_MSG_EXITED, 1);
+	u32(ISO_F_OUTCOME, ISO_OUTCOME_LIMIT);
+	u32(ISO_F_CODE, 9);
+	u32(ISO_F_LIMIT_HIT, ISO_LIMIT_MEMORY);
+	{
+		/* 1 s of CPU, a peak of 256M, pids reached (bit 9). */
+		uint8_t cgroup[20] = { 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0,
+				       0, 0x02 };
+		field(ISO_F_CGROUP, cgroup, sizeof(cgroup));
+	}
+	finish("exited-cgroup");
 	/* A failed start's reason rides with FAILED only. */
 	header(ISO_MSG_EXITED, 1);
 	u32(ISO_F_OUTCOME, ISO_OUTCOME_FAILED);

@@ -356,7 +356,7 @@ int confine_apply_landlock(const struct iso_confine *c,
 
 int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n)
 {
-	char gap[400], landlock[480] = "", where[PATH_MAX + 64];
+	char gap[400], where[PATH_MAX + 64];
 	int degraded, rc;
 
 	memset(c, 0, sizeof *c);
@@ -371,7 +371,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 					    : ISO_KW_LANDLOCK, 0, where, sizeof where));
 	c->landlock_on = rc;
 	if (degraded)
-		snprintf(landlock, sizeof landlock, "landlock: %s; running %s as the policy allows; ",
+		snprintf(c->notes, sizeof c->notes, "landlock: %s; running %s as the policy allows",
 			 gap, rc ? "with what the kernel has" : "without it");
 
 	/* A network namespace of its own is what keeps a guest of "network
@@ -383,16 +383,13 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 	if (rule->seccomp != ISO_SECCOMP_NONE &&
 	    (rc = prepare_seccomp(rule, c, why, n)) < 0)
 		return rc;
-	/* Limits are rlimits (nproc is exact: one uid per guest); no cgroup
-	 * is created, and the client is told so rather than left to assume. */
-	snprintf(c->notes, sizeof c->notes, "%slimits: rlimits only (no cgroup)", landlock);
 	return 0;
 }
 
 /* ---- Resource limits ---------------------------------------------- */
 
 /* The rlimit behind each limit, or -1 for the two that are tmpfs sizes
- * (scratch and shm: world.c). */
+ * (scratch and shm: world.c) and the three of the guest's cgroup. */
 static const int plan_rlimits[ISO_LIMIT_COUNT] = {
 	/* CPU seconds: a spinning guest ends with SIGXCPU, then SIGKILL. */
 	[ISO_LIMIT_CPU] = RLIMIT_CPU,
@@ -410,6 +407,10 @@ static const int plan_rlimits[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_STACK] = RLIMIT_STACK,
 	[ISO_LIMIT_SCRATCH] = -1,
 	[ISO_LIMIT_SHM] = -1,
+	/* The whole guest's, on its cgroup (cgroup.c). */
+	[ISO_LIMIT_MEMORY] = -1,
+	[ISO_LIMIT_PIDS] = -1,
+	[ISO_LIMIT_CPUS] = -1,
 };
 
 static int set_limit(int resource, const char *name, uint64_t value,

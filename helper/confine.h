@@ -28,7 +28,7 @@ struct iso_confine {
 	int landlock_on;	/* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
 	size_t bpf_len;		/* instructions */
-	char notes[512];	/* degraded modes accepted, for the client */
+	char notes[ISO_WIRE_TEXT_MAX]; /* degraded modes accepted, for the client */
 };
 
 /* The host's system paths in every guest's tree, NULL-terminated: world.c

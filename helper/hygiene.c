@@ -189,8 +189,10 @@ static const struct hierarchy {
 	  { "cgroup.procs", "tasks", "freezer.state" } },
 };
 
-/* The helper's cgroup (cgroup, "" for the root's), then each above it. */
-static int cgroup_up(const struct hierarchy *h, char *cgroup, char *why, size_t n)
+/* The cgroup `cgroup` ("" for the root's), then each above it; `risk`
+ * says what a file writable by another would let it do. */
+static int cgroup_up(const struct hierarchy *h, char *cgroup, const char *risk, char *why,
+		     size_t n)
 {
 	char file[2 * PATH_MAX];
 	struct stat st;
@@ -205,9 +207,8 @@ static int cgroup_up(const struct hierarchy *h, char *cgroup, char *why, size_t 
 			}
 			if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 				return iso_why(why, n, EPERM, "%s: owned by uid %u, mode %04o, expected "
-					       "root's alone: it lets its owner freeze this helper and "
-					       "its guests' deadlines (connect through isospawn.socket)",
-					       file, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+					       "root's alone: it lets its owner %s", file,
+					       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), risk);
 		}
 		if (*cgroup == '\0')
 			return 0;
@@ -241,9 +242,19 @@ int hygiene_cgroup(char *why, size_t n)
 		/* The root's path is "". */
 		at += len;
 		at[strcspn(at, "\n")] = '\0';
-		rc = cgroup_up(y, strcmp(at, "/") == 0 ? at + 1 : at, why, n);
+		rc = cgroup_up(y, strcmp(at, "/") == 0 ? at + 1 : at,
+			       "freeze this helper and its guests' deadlines (connect through "
+			       "isospawn.socket)", why, n);
 	}
 	return rc;
+}
+
+int hygiene_cgroup_above(const char *cgroup, char *why, size_t n)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", cgroup);
+	return cgroup_up(&hierarchies[0], path, "move or freeze the guests below it", why, n);
 }
 
 /*

@@ -26,6 +26,12 @@ int hygiene_start(char *why, size_t n);
  * freezer). Returns 0, or -EPERM naming the file, or -errno. */
 int hygiene_cgroup(char *why, size_t n);
 
+/* Whether the cgroup v2 directory `cgroup` (below /sys/fs/cgroup: "" is
+ * its root, "/isospawn" one below) and each above it let no one but root
+ * move or freeze what is below them, as hygiene_cgroup() checks the
+ * helper's own. Returns 0, or -EPERM naming the file, or -errno. */
+int hygiene_cgroup_above(const char *cgroup, char *why, size_t n);
+
 /* Once the caller is known (its uid gone from the helper's): nothing of
  * the scheduler beyond an ordinary process's (a real-time policy or I/O
  * class, a negative nice or oom_score_adj) for the helper, and so for

@@ -249,7 +249,7 @@ static int start_guest(struct iso_server *srv, struct iso_guest_entry *entry, ui
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
 
-		(void)syscall(SYS_pidfd_send_signal, entry->child.pidfd, SIGKILL, NULL, 0);
+		spawn_kill(&entry->child);
 		spawn_end(&srv->ctx, &entry->child, id, &gone);
 		iso_close_fds(&chan, 1);
 	}
@@ -498,7 +498,7 @@ static void handle_rule(struct iso_server *srv, uint32_t id)
 }
 
 /* Tell the client how the guest ended, and what ended it as far as the
- * helper's own limits tell. */
+ * rlimits tell, unless its cgroup's OOM kill said memory (cgroup.c). */
 static void tell(struct iso_server *srv, struct iso_guest_entry *g,
 		 struct iso_wire_msg *m)
 {
@@ -508,7 +508,8 @@ static void tell(struct iso_server *srv, struct iso_guest_entry *g,
 	m->type = ISO_MSG_EXITED;
 	m->id = g->id;
 	ex->wall_us = now_us() - g->start_us;
-	ex->limit_hit = -1;
+	if (ex->outcome != ISO_OUTCOME_LIMIT)
+		ex->limit_hit = -1;
 	/* SIGXCPU at the soft limit, SIGKILL at the hard one (within a tenth
 	 * of a second); in whole seconds, as a limit in seconds times a
 	 * million could wrap. */
@@ -612,8 +613,7 @@ static void shutdown_all(struct iso_server *srv)
 		if (srv->entries[i].waiting)
 			end_wait(srv, &srv->entries[i]);
 		else if (srv->entries[i].id)
-			(void)syscall(SYS_pidfd_send_signal, srv->entries[i].child.pidfd,
-				      SIGKILL, NULL, 0);
+			spawn_kill(&srv->entries[i].child);
 	for (size_t i = 0; i < end; i++)
 		if (srv->entries[i].id)
 			finish_guest(srv, &srv->entries[i]);
@@ -648,7 +648,8 @@ int server_init(struct iso_server *srv, int sock, char *why, size_t n)
 	ev.data.u32 = TAG_SIG;
 	if (srv->sigfd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sigfd, &ev) < 0)
 		return iso_why_errno(why, n, "signalfd");
-	return spawn_init(&srv->ctx, &srv->confine, &srv->world, why, n);
+	srv->cgroup.parent_fd = -1;
+	return spawn_init(&srv->ctx, &srv->confine, &srv->world, &srv->cgroup, why, n);
 }
 
 int server_run(struct iso_server *srv)

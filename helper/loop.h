@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgroup.h"
 #include "confine.h"
 #include "creds.h"
 #include "policy.h"
@@ -39,6 +40,7 @@ struct iso_server {
 	const struct iso_rule *rule;
 	struct iso_world world;
 	struct iso_confine confine;
+	struct iso_cgroup cgroup;
 	struct iso_spawn_ctx ctx;
 	unsigned long started;	      /* guests started on this connection */
 

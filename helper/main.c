@@ -14,6 +14,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "confine.h"
 #include "creds.h"
 #include "hygiene.h"
@@ -101,7 +102,8 @@ int main(int argc, char **argv)
 {
 	struct iso_policy_report report = { 0 };
 	char why[512];
-	int rc;
+	/* Started by root (systemd), not made root by the setuid bit. */
+	int root_started = getuid() == 0, rc;
 
 	/* execve with argv = {NULL} is a classic way to confuse setuid
 	 * programs that assume argv[0] exists; since Linux 5.18 the kernel
@@ -146,7 +148,10 @@ int main(int argc, char **argv)
 	    (rc = pool_id_not_an_account(server.rule->pool_first, server.rule, why,
 					 sizeof(why))) < 0 ||
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
-	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0)
+	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0 ||
+	    (rc = cgroup_prepare(server.rule, server.policy.cgroup_parent, root_started,
+				 &server.cgroup, server.confine.notes, sizeof(server.confine.notes),
+				 why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);
 	log_event(LOG_INFO, "connect caller=%s rule=%s:%u landlock_abi=%d",
 		  log_caller(), server.rule->file, server.rule->line,

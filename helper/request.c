@@ -138,10 +138,14 @@ static int decide_limits(const struct iso_rule *rule,
 		if (!(req->limits_set & (1u << i)))
 			continue;
 		/* As in the policy: 0 is no value. A tmpfs of size 0 (scratch,
-		 * shm) would even be unbounded. */
-		if (req->limits[i] == 0)
-			return iso_why(why, n, EINVAL, "limit %s=0: expected a positive value",
-				       iso_limit_name((enum iso_limit)i));
+		 * shm) would even be unbounded; cpus has the kernel's least
+		 * quota. */
+		if (req->limits[i] < iso_limit_min(i)) {
+			iso_limit_format(i, req->limits[i], asked, sizeof(asked));
+			iso_limit_format(i, iso_limit_min(i), ceiling, sizeof(ceiling));
+			return iso_why(why, n, EINVAL, "limit %s=%s: expected at least %s",
+				       iso_limit_name((enum iso_limit)i), asked, ceiling);
+		}
 		/* Refuse rather than lower: a guest silently given less than
 		 * it asked for fails later in a way nobody can explain. */
 		if (req->limits[i] > rule->ceiling[i]) {

@@ -13,14 +13,17 @@
  *           namespace of its own for "network none"), mounts (world.c:
  *           the program and grants opened as the guest, its own copy
  *           of the tree),
- *           vfork --> guest: drop to the pool uid (verified), make the
- *                    channel and send the caller's end to the helper
- *                    (CHANNEL), Landlock, fds, rlimits, seccomp, execveat
+ *           vfork --> guest, in the reaper's cgroup (cgroup.c): its own
+ *                    cgroup namespace, drop to the pool uid (verified),
+ *                    make the channel and send the caller's end to the
+ *                    helper (CHANNEL), Landlock, fds, rlimits, seccomp,
+ *                    execveat
  *           wait for the guest, kill and reap everything left in the
  *           namespace (all of it at the deadline), report (EXITED), exit
- *   helper: read the report, give the uid and the slot back, tell the
- *           client; once the reaper (with its namespaces) is gone, wait
- *           for it
+ *   helper: read the report, add what the guest's cgroup counted, give
+ *           the uid and the slot back, tell the client; once the reaper
+ *           (with its namespaces) is gone, wait for it, remove its
+ *           cgroup
  *
  * Invariants:
  *  - Once privileges start changing, any failure ends the process with a
@@ -56,6 +59,7 @@
 #include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -70,6 +74,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "log.h"
 #include "spawner.h"
 #include "util.h"
@@ -187,8 +192,8 @@ static int make_channel(int report_fd, int kind)
 
 /*
  * The guest, in the reaper's namespaces and tree: one step per mechanism,
- * in this fixed order, each failing closed: credentials (the channel is
- * made as the guest), Landlock, fds, rlimits, seccomp, exec. The rlimits
+ * in this fixed order, each failing closed: its cgroup, credentials (the
+ * channel is made as the guest), Landlock, fds, rlimits, seccomp, exec. The rlimits
  * follow the fds so that a small nofile binds the program, not this
  * set-up (which holds the ruleset and moves stdio out of the way); the
  * filter comes last, so that only the exec must pass it.
@@ -202,6 +207,9 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 	char why[sizeof(report.reason)];
 	int rc;
 
+	/* Its own cgroup is the root of what it sees: not its caller's path. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		guest_fail(ISO_STAGE_CONFINEMENT, errno, "unshare(CLONE_NEWCGROUP)");
 	/* A session keyring of its own (root's, empty), not its caller's, in
 	 * which the setuid helper started: whoever possesses a keyring reads
 	 * its keys whatever its uid, and 'seccomp none' allows keyctl. */
@@ -449,8 +457,10 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 						CLONE_NEWIPC };
 	struct pollfd helper = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	int size = ISO_WIRE_MAX + 4096; /* the plan comes whole, however large */
-	int sp[2], pidfd = -1;
+	int sp[2], pidfd = -1, leaf = -1;
 	uint8_t buf[SMALL_MSG];
+	size_t nleaf = 0;
+	unsigned seen;
 	sigset_t all;
 	ssize_t len;
 	long pid;
@@ -461,8 +471,14 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&helper, 1, 0) != 0)
 		_exit(1);
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
-	while ((len = recv(sock, buf, sizeof(buf), 0)) > 0 &&
+	/* Each CLONE comes with the reaper's cgroup, where it has one. */
+	while ((len = iso_recv_fds(sock, buf, sizeof(buf), 0, &leaf, 1, &nleaf, &seen)) > 0 &&
 	       iso_wire_decode(buf, (size_t)len, &in, NULL, 0) == 0 && in.type == ISO_MSG_CLONE) {
+		args.flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+		if (nleaf == 1) {
+			args.flags |= CLONE_INTO_CGROUP;
+			args.cgroup = (uint64_t)leaf;
+		}
 		/* Own PID namespace: nothing the guest starts outlives it. Own
 		 * IPC namespace: no SysV/POSIX IPC object is shared with other
 		 * guests or the host. (The network namespace follows the
@@ -484,6 +500,7 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 		if (pid > 0)
 			close(pidfd);
 		iso_close_fds(sp, 2);
+		iso_close_fds(&leaf, nleaf);
 	}
 	_exit(0);
 }
@@ -500,54 +517,77 @@ static void drop_child(pid_t *pid, int sock, int pidfd)
 	*pid = 0;
 }
 
+/* Close an unused spare's socket, reap it, and remove its cgroup. */
+static void drop_spare(struct iso_spawn_ctx *ctx)
+{
+	drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
+	cgroup_leaf_remove(ctx->cgroup, &ctx->spare.cgroup_fd, ctx->spare.cgroup);
+}
+
 /* Start the spare, from the factory (forked now if there is none): a
- * reaper that waits for its guest's plan (reaper_main). */
+ * reaper, in a cgroup of its own, that waits for its guest's plan
+ * (reaper_main). */
 static int clone_reaper(struct iso_spawn_ctx *ctx, char *why, size_t n)
 {
 	uint8_t buf[SMALL_MSG];
-	int sp[2], fds[2] = { -1, -1 };
+	int sp[2], fds[2] = { -1, -1 }, leaf = -1, rc;
+	char name[sizeof(ctx->spare.cgroup)];
 	size_t nfds = 0;
 	unsigned seen;
 	long len;
 
+	if ((rc = cgroup_leaf_make(ctx->cgroup, ctx->confine->rule->ceiling, &leaf, name,
+				   sizeof(name), why, n)) < 0)
+		return rc;
 	if (ctx->factory_pid == 0) {
-		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-			return iso_why_errno(why, n, "reaper factory socketpair");
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+			rc = iso_why_errno(why, n, "reaper factory socketpair");
+			goto fail;
+		}
 		if ((ctx->factory_pid = fork()) == 0)
 			factory_main(ctx, sp[1]);
 		close(sp[1]);
 		if (ctx->factory_pid < 0) {
 			ctx->factory_pid = 0;
 			close(sp[0]);
-			return iso_why_errno(why, n, "fork of the reaper factory");
+			rc = iso_why_errno(why, n, "fork of the reaper factory");
+			goto fail;
 		}
 		ctx->factory_fd = sp[0];
 	}
 	out = (struct iso_wire_msg){ .type = ISO_MSG_CLONE };
 	len = iso_wire_encode(&out, buf, sizeof(buf));
-	if (send(ctx->factory_fd, buf, (size_t)len, MSG_NOSIGNAL) != len ||
+	if (iso_send_fds(ctx->factory_fd, buf, (size_t)len, 0, &leaf, leaf >= 0) != len ||
 	    (len = iso_recv_fds(ctx->factory_fd, buf, sizeof(buf), 0, fds, 2, &nfds, &seen)) <= 0 ||
 	    iso_wire_decode(buf, (size_t)len, &in, NULL, 0) < 0) {
 		iso_close_fds(fds, nfds);
 		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
-		return iso_why(why, n, EPIPE, "the reaper factory went");
+		rc = iso_why(why, n, EPIPE, "the reaper factory went");
+		goto fail;
 	}
 	if (in.type != ISO_MSG_CLONED || nfds != 2) {
 		iso_close_fds(fds, nfds);
-		return iso_why(why, n, in.type == ISO_MSG_REFUSED ? (int)in.u.refused.err : EIO,
-			       "clone3 of a reaper");
+		rc = iso_why(why, n, in.type == ISO_MSG_REFUSED ? (int)in.u.refused.err : EIO,
+			     "clone3 of a reaper");
+		goto fail;
 	}
 	ctx->spare.pid = (pid_t)in.u.cloned.pid;
 	ctx->spare.pidfd = fds[0];
 	ctx->spare.report_fd = fds[1];
+	ctx->spare.cgroup_fd = leaf;
+	snprintf(ctx->spare.cgroup, sizeof(ctx->spare.cgroup), "%s", name);
 	return 0;
+fail:
+	cgroup_leaf_remove(ctx->cgroup, &leaf, name);
+	return rc;
 }
 
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
-	       const struct iso_world *world, char *why, size_t n)
+	       const struct iso_world *world, const struct iso_cgroup *cgroup, char *why, size_t n)
 {
 	ctx->confine = confine;
 	ctx->world = world;
+	ctx->cgroup = cgroup;
 	ctx->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ctx->helper_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	/* Random: no other connection's is the same (0: none, always sweep). */
@@ -621,7 +661,7 @@ static int use_spare(struct iso_spawn_ctx *ctx, const uint8_t *plan, size_t len,
 		     const int *fds, size_t nfds, struct iso_child *child)
 {
 	if (iso_send_fds(ctx->spare.report_fd, plan, len, 0, fds, nfds) < 0) {
-		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
+		drop_spare(ctx);
 		return -EPIPE;
 	}
 	ctx->spare.lease = child->lease;
@@ -653,11 +693,18 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 	if ((len = iso_wire_encode(&out, buf, sizeof(buf))) < 0)
 		rc = iso_why(why, n, (int)-len, "the request and the guest's whole environment "
 			     "are over %d bytes", ISO_WIRE_MAX);
-	else if (ctx->spare.pid == 0 || use_spare(ctx, buf, (size_t)len, order, norder, child) < 0) {
-		/* No spare was ready (or it went): one cloned now takes the
-		 * plan. */
-		rc = clone_reaper(ctx, why, n);
-		if (rc == 0 && use_spare(ctx, buf, (size_t)len, order, norder, child) < 0)
+	/* The spare, or when none was ready (or it went) one cloned now,
+	 * takes the plan, its cgroup bounded first as the plan says where it
+	 * asks for less than the rule (a spare bounded for no guest goes). */
+	for (int tries = 0; rc == 0; tries++) {
+		if (ctx->spare.pid == 0 && (rc = clone_reaper(ctx, why, n)) < 0)
+			break;
+		if ((rc = cgroup_leaf_limits(ctx->cgroup, ctx->spare.cgroup_fd, plan->limits,
+					     ctx->confine->rule->ceiling, why, n)) < 0)
+			drop_spare(ctx);
+		else if (use_spare(ctx, buf, (size_t)len, order, norder, child) == 0)
+			break;
+		else if (tries == 1)
 			rc = iso_why(why, n, EPIPE, "the reaper went before its plan");
 	}
 	if (rc < 0) {
@@ -667,7 +714,7 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 	if (plan->channel &&
 	    (rc = take_channel(child->report_fd, plan->channel, client_chan, why, n)) < 0) {
 		/* The reaper goes, and with it what it started. */
-		(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
+		spawn_kill(child);
 		spawn_end(ctx, child, 0, &gone);
 		return rc;
 	}
@@ -706,8 +753,10 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	}
 	child->reported = 1;
 	/* The reaper killed and reaped all of its namespace before it wrote
-	 * this (it is root's, so nothing of the uid is left): the uid may
-	 * serve the next guest while the namespaces are torn down. */
+	 * this (it is root's, so nothing of the uid is left): only the
+	 * reaper is left in its cgroup, and the uid may serve the next guest
+	 * while the namespaces are torn down. */
+	cgroup_leaf_count(child->cgroup_fd, ex);
 	lease_put(ctx, &child->lease);
 	return 0;
 }
@@ -727,16 +776,25 @@ void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 						.stage = ISO_STAGE_NONE };
 		ex->code = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : SIGKILL;
 		take_usage(&ru, ex);
+		cgroup_kill(child->cgroup_fd);
+		cgroup_leaf_count(child->cgroup_fd, ex);
 		lease_put(ctx, &child->lease);
 	}
+	cgroup_leaf_remove(ctx->cgroup, &child->cgroup_fd, child->cgroup);
 	close(child->pidfd);
 	close(child->report_fd);
+}
+
+void spawn_kill(struct iso_child *child)
+{
+	(void)syscall(SYS_pidfd_send_signal, child->pidfd, SIGKILL, NULL, 0);
+	cgroup_kill(child->cgroup_fd);
 }
 
 void spawn_release(struct iso_spawn_ctx *ctx)
 {
 	if (ctx->spare.pid > 0)
-		drop_child(&ctx->spare.pid, ctx->spare.report_fd, ctx->spare.pidfd);
+		drop_spare(ctx);
 	if (ctx->factory_pid > 0)
 		drop_child(&ctx->factory_pid, ctx->factory_fd, -1);
 }

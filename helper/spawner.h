@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "confine.h"
 #include "creds.h"
 #include "request.h"
@@ -25,6 +26,8 @@ struct iso_child {
 	int report_fd;	/* to the reaper: its plan goes in, its channel and
 			 * report come back */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
+	int cgroup_fd;	/* its cgroup's directory (cgroup.c), or -1 */
+	char cgroup[32]; /* and its name */
 	int reported;	/* its end read (spawn_report) and so told, the reaper
 			 * not yet gone */
 	char reason[200]; /* a failed start's reason, which EXITED carries */
@@ -33,6 +36,7 @@ struct iso_child {
 struct iso_spawn_ctx {
 	const struct iso_confine *confine; /* and through it, the rule */
 	const struct iso_world *world;	   /* the template of the guest's tree */
+	const struct iso_cgroup *cgroup;   /* where the guests' cgroups go */
 	int devnull;	  /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
 	uid_t caller;	  /* the caller, whose uid no guest may have */
@@ -45,11 +49,11 @@ struct iso_spawn_ctx {
 };
 
 /* Once per connection: what every spawn needs; *ctx is zero when called
- * (no spare). `confine` and `world` are filled in later
- * (confine_prepare, world_prepare), before the first spawn. Returns 0 or
+ * (no spare). `confine`, `world` and `cgroup` are filled in later
+ * (confine_prepare, world_prepare, cgroup_prepare), before the first spawn. Returns 0 or
  * -errno. */
 int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
-	       const struct iso_world *world, char *why, size_t n);
+	       const struct iso_world *world, const struct iso_cgroup *cgroup, char *why, size_t n);
 
 /*
  * Start the guest of `plan`, whose request carried the descriptors
@@ -74,7 +78,8 @@ void spawn_spare(struct iso_spawn_ctx *ctx);
  * The reaper's report is readable (child->report_fd): the guest and every
  * process it left are gone, though the reaper and the guest's namespaces
  * may still be going. Say how the guest ended in *ex (outcome, code,
- * stage, usage, a failure's reason stored in child; not wall_us or
+ * stage, usage, what its cgroup counted and an OOM kill's limit_hit, a
+ * failure's reason stored in child; not wall_us, nor the rlimits'
  * limit_hit), give its uid and slot back, and return 0; or -EIO when the
  * reaper died without a report (spawn_end() says what it can).
  */
@@ -84,10 +89,13 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 /*
  * The reaper has exited, or was killed: wait for it, say how the guest
  * ended in *ex unless spawn_report() did, and give back what spawn_start()
- * took. `id` names the request in the log.
+ * took, its cgroup removed. `id` names the request in the log.
  */
 void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
 	       uint32_t id, struct iso_wire_exited *ex);
+
+/* End the guest now: its reaper, and everything in its cgroup. */
+void spawn_kill(struct iso_child *child);
 
 /* The connection ends: end the spare and the factory. */
 void spawn_release(struct iso_spawn_ctx *ctx);

@@ -246,8 +246,12 @@ ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
 
 /* Resource limits; each is refused by the helper, with its name, if above
  * the policy's ceiling. Values: seconds (CPU), bytes (AS, FSIZE, STACK,
- * SCRATCH, SHM), counts (NOFILE, NPROC). SCRATCH and SHM are the sizes of
- * the guest's /tmp and /dev/shm (tmpfs); the others are rlimits. */
+ * SCRATCH, SHM, MEMORY), counts (NOFILE, NPROC, PIDS), thousandths of a
+ * CPU (CPUS: 1500 is 1.5 CPUs). SCRATCH and SHM are the sizes of the
+ * guest's /tmp and /dev/shm (tmpfs); MEMORY, PIDS and CPUS bound the whole
+ * guest, every process it starts, through its cgroup (cgroup v2:
+ * memory.max with no swap, pids.max, cpu.max), where the helper has one
+ * (iso_guest_notes() names what it lacks); the others are rlimits. */
 enum iso_limit {
 	ISO_LIMIT_CPU = 0,
 	ISO_LIMIT_AS,
@@ -257,22 +261,27 @@ enum iso_limit {
 	ISO_LIMIT_STACK,
 	ISO_LIMIT_SCRATCH,
 	ISO_LIMIT_SHM,
+	ISO_LIMIT_MEMORY,
+	ISO_LIMIT_PIDS,
+	ISO_LIMIT_CPUS,
 	ISO_LIMIT_COUNT
 };
 /* Returns 0; -EINVAL unknown limit. */
 ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
 				  uint64_t value);
-/* "cpu", "as", "nofile", "nproc", "fsize", "stack", "scratch", "shm";
- * NULL if unknown. */
+/* "cpu", "as", "nofile", "nproc", "fsize", "stack", "scratch", "shm",
+ * "memory", "pids", "cpus"; NULL if unknown. */
 ISO_PUBLIC const char *iso_limit_name(enum iso_limit which);
 /* The inverse; -EINVAL if unknown. */
 ISO_PUBLIC int iso_limit_from_name(const char *name);
 /* A limit's value as written by people (the CLI's --limit, isospawn.conf):
  * "unlimited" (UINT64_MAX), a decimal number, or for a limit in bytes a
- * decimal number with one suffix K, M, G or T (powers of 1024). Sets
+ * decimal number with one suffix K, M, G or T (powers of 1024); for cpus
+ * a number of CPUs with at most three decimals ("1.5" sets 1500). Sets
  * *value and returns 0; -EINVAL anything else (a sign, a space, a suffix
- * on seconds or a count, an unknown limit), -ERANGE above UINT64_MAX.
- * *value is left alone on error. */
+ * on seconds or a count, a fraction elsewhere or finer than 0.001, an
+ * unknown limit), -ERANGE above UINT64_MAX. *value is left alone on
+ * error. */
 ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
 			       uint64_t *value);
 
@@ -411,7 +420,9 @@ enum iso_outcome {
 	ISO_OUTCOME_EXITED,    /* code = exit code */
 	ISO_OUTCOME_SIGNALED,  /* code = signal number */
 	ISO_OUTCOME_TIMED_OUT, /* wall-clock timeout; code = SIGKILL */
-	ISO_OUTCOME_LIMIT,     /* killed by a resource limit; code = signal */
+	ISO_OUTCOME_LIMIT,     /* killed by a resource limit (cpu, fsize, or
+				* memory: its cgroup's OOM kill); code =
+				* signal */
 	ISO_OUTCOME_FAILED,    /* never started; code = errno */
 };
 enum iso_stage {
@@ -442,11 +453,29 @@ ISO_PUBLIC const char *iso_guest_reason(const iso_guest *guest);
 /* For ISO_OUTCOME_LIMIT: which limit. -1 if not known. */
 ISO_PUBLIC int iso_guest_limit(const iso_guest *guest);
 
-/* Wall time, user and system CPU in microseconds, peak RSS in KiB. Any
- * pointer may be NULL. */
+/* Wall time, user and system CPU in microseconds, peak RSS in KiB, of
+ * the processes the guest waited for (rlimit-style accounting: the largest
+ * one's RSS). Any pointer may be NULL. */
 ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
 				uint64_t *user_us, uint64_t *sys_us,
 				uint64_t *maxrss_kib);
+
+/*
+ * What the guest's own cgroup counted of the whole guest, every process it
+ * started (those it never waited for too): its CPU time, user and system,
+ * in microseconds (cpu.stat usage_usec), and its peak memory in bytes
+ * (memory.peak: what it held at most, its /tmp and /dev/shm included; 0
+ * where the kernel lacks it, before Linux 5.19, or without the memory
+ * controller). Any pointer may be NULL. Returns 0; -ENODATA the guest ran
+ * without a cgroup (iso_guest_notes() says why): both are then 0.
+ */
+ISO_PUBLIC int iso_guest_cgroup_usage(const iso_guest *guest, uint64_t *cpu_us,
+				      uint64_t *memory_peak);
+
+/* The limits the guest reached and was not ended by, as bits (1u << enum
+ * iso_limit): ISO_LIMIT_PIDS when a fork (or a thread) of the guest failed
+ * at its pids limit. 0 when none, or without a cgroup. */
+ISO_PUBLIC unsigned iso_guest_limits_reached(const iso_guest *guest);
 
 /*
  * The env(1)/timeout(1)-style exit code: the guest's own code; 128+N when

@@ -61,6 +61,9 @@ struct iso_guest {
 	enum iso_stage stage;
 	int limit;
 	uint64_t wall_us, user_us, sys_us, maxrss_kib;
+	int cgroup; /* 1: the next three are its cgroup's */
+	uint64_t cg_cpu_us, cg_memory_peak;
+	unsigned reached;
 	char notes[ISO_WIRE_TEXT_MAX];
 	char reason[ISO_WIRE_TEXT_MAX]; /* for a failed start; "" if none */
 };

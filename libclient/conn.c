@@ -242,6 +242,10 @@ static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
 	g->user_us = e->user_us;
 	g->sys_us = e->sys_us;
 	g->maxrss_kib = e->maxrss_kib;
+	g->cgroup = e->cgroup != 0;
+	g->cg_cpu_us = e->cg_cpu_us;
+	g->cg_memory_peak = e->cg_memory_peak;
+	g->reached = e->reached;
 	if (e->reason != NULL)
 		snprintf(g->reason, sizeof(g->reason), "%s", e->reason);
 	return 0;

@@ -71,6 +71,8 @@ ISO_PUBLIC const char *iso_strerror(int code)
 		return "message too long";
 	case -ENOTCONN:
 		return "no message channel";
+	case -ENODATA:
+		return "the guest ran without a cgroup";
 	case ISO_RECV_TIMEOUT:
 		return "no message arrived in time";
 	case ISO_RECV_EOF:

@@ -322,6 +322,22 @@ ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
 		*maxrss_kib = guest->maxrss_kib;
 }
 
+ISO_PUBLIC int iso_guest_cgroup_usage(const iso_guest *guest, uint64_t *cpu_us,
+				      uint64_t *memory_peak)
+{
+	if (cpu_us != NULL)
+		*cpu_us = guest->cg_cpu_us;
+	if (memory_peak != NULL)
+		*memory_peak = guest->cg_memory_peak;
+	return guest->cgroup ? 0 : iso__fail(-ENODATA, "the guest ran without a cgroup%s%s",
+					     guest->notes[0] ? ": " : "", guest->notes);
+}
+
+ISO_PUBLIC unsigned iso_guest_limits_reached(const iso_guest *guest)
+{
+	return guest->reached;
+}
+
 ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest)
 {
 	switch (guest->outcome) {

@@ -52,12 +52,15 @@ const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_STACK] = 8 * MIB,	/* the usual default */
 	[ISO_LIMIT_SCRATCH] = 256 * MIB, /* /tmp: memory, like shm below */
 	[ISO_LIMIT_SHM] = 64 * MIB,	/* /dev/shm */
+	[ISO_LIMIT_MEMORY] = 8 * GIB,	/* the whole guest, as 'as' one process */
+	[ISO_LIMIT_PIDS] = 512,		/* the whole guest, as 'nproc' its uid */
+	[ISO_LIMIT_CPUS] = UINT64_MAX,	/* every CPU, shared as the kernel does */
 };
 
 #define LANDLOCK_ABI_MAX 7
 
 /* A main file may hold what a drop-in may not: defaults, include,
- * audit-log. */
+ * audit-log, cgroup-parent. */
 enum file_kind { MAIN_FILE, DROPIN_FILE };
 
 /* One read of a policy: its files, what the main file sets for every
@@ -93,7 +96,7 @@ struct parser {
 	const char *keyword;	 /* the keyword being parsed, for messages */
 	unsigned failed;	 /* 1 << each keyword of the block in error */
 	unsigned first_rule;	 /* the line of the first rule or include */
-	unsigned include_line, defaults_line, audit_line;
+	unsigned include_line, defaults_line, audit_line, cgroup_line;
 };
 
 /* ---- Messages ---- */
@@ -387,7 +390,33 @@ static int kw_forward(struct parser *p, struct iso_rule *r, char *const *arg, si
 			  arg, narg);
 }
 
-#define LIMITS "cpu, as, fsize, stack, nofile, nproc, scratch or shm"
+#define LIMITS "cpu, as, fsize, stack, nofile, nproc, scratch, shm, memory, pids or cpus"
+
+/* The value of limit `which` after `keyword NAME`, into *value. Bounded
+ * below RLIM_INFINITY, which only "unlimited" may mean: the library reads
+ * that word as UINT64_MAX, and so it is stored. */
+static int limit_value(struct parser *p, const char *name, int which, const char *word,
+		       uint64_t *value)
+{
+	int rc = iso_limit_parse(word, which, value);
+
+	if (rc == 0 && *value > LLONG_MAX && strcmp(word, "unlimited") != 0)
+		rc = -ERANGE;
+	/* Too large by its suffix: named with the bound. Too many digits are
+	 * no number at all. (No word is empty.) */
+	if (rc == -ERANGE && iso_limit_in_bytes(which) &&
+	    !isdigit((unsigned char)word[strlen(word) - 1]))
+		return fail(p, "expected a value of at most %lld bytes after '%s %s', got '%s'",
+			    LLONG_MAX, p->keyword, name, word);
+	if (rc < 0 || *value < iso_limit_min(which))
+		return fail(p, "expected %s or 'unlimited' after '%s %s', got '%s'",
+			    iso_limit_in_bytes(which)
+			    ? "a positive number of bytes (suffix K, M, G or T allowed)"
+			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
+			    : which == ISO_LIMIT_CPUS ? "a number of CPUs from 0.01, at most 3 decimals"
+			    : "a positive count", p->keyword, name, word);
+	return 0;
+}
 
 /* Sets the limit's origin itself: one keyword, a value per limit name. */
 static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
@@ -403,25 +432,23 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 		return fail(p, "expected each limit once per %s, got a second 'limit %s' "
 			    "(first at line %u)", p->block_by == ISO_SET_RULE ? "rule" : "block",
 			    arg[0], r->limit_at[which].line);
-	/* Bounded below RLIM_INFINITY, which only "unlimited" may mean: the
-	 * library reads that word as UINT64_MAX, and so it is stored. */
-	rc = iso_limit_parse(arg[1], which, &value);
-	if (rc == 0 && value > LLONG_MAX && strcmp(arg[1], "unlimited") != 0)
-		rc = -ERANGE;
-	/* Too large by its suffix: named with the bound. Too many digits are
-	 * no number at all. (No word is empty.) */
-	if (rc == -ERANGE && !isdigit((unsigned char)arg[1][strlen(arg[1]) - 1]))
-		return fail(p, "expected a value of at most %lld bytes after 'limit %s', got '%s'",
-			    LLONG_MAX, arg[0], arg[1]);
-	if (rc < 0 || value == 0)
-		return fail(p, "expected %s or 'unlimited' after 'limit %s', got '%s'",
-			    iso_limit_in_bytes(which)
-			    ? "a positive number of bytes (suffix K, M, G or T allowed)"
-			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
-			    : "a positive count", arg[0], arg[1]);
+	if ((rc = limit_value(p, arg[0], which, arg[1], &value)) < 0)
+		return rc;
 	r->ceiling[which] = value;
 	r->limit_at[which] = (struct iso_origin){ p->name, p->line, p->block_by };
 	return 0;
+}
+
+static int kw_cgroup(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
+{
+	static const struct choice words[] = { { "required", ISO_CGROUP_REQUIRED },
+					       { "optional", ISO_CGROUP_OPTIONAL },
+					       { "off", ISO_CGROUP_OFF }, { NULL, 0 } };
+	int v = one_of(p, arg, narg, words);
+
+	if (v >= 0)
+		r->cgroup = (enum iso_cgroup_mode)v;
+	return v < 0 ? v : 0;
 }
 
 /* Live guests of one caller at once, over all its connections (creds.c
@@ -565,6 +592,7 @@ static const struct keyword {
 	{ "read", ISO_KW_READ, kw_read, 0 },
 	{ "write", ISO_KW_WRITE, kw_write, 0 },
 	{ "grants", ISO_KW_GRANTS, kw_grants, 1 },
+	{ "cgroup", ISO_KW_CGROUP, kw_cgroup, 1 },
 };
 
 /* Keywords no longer read, refused naming what replaced them. */
@@ -636,7 +664,8 @@ static void builtin_rule(struct iso_rule *r)
 				.timeout_max_ms = 3600 * 1000, .timeout_default_ms = 600 * 1000,
 				.seccomp = ISO_SECCOMP_DEFAULT, .seccomp_action = ISO_SECCOMP_ERRNO,
 				.landlock = ISO_LANDLOCK_REQUIRED, .landlock_min_abi = 1,
-				.guests_max = ISO_POLICY_GUESTS_DEFAULT };
+				.guests_max = ISO_POLICY_GUESTS_DEFAULT,
+				.cgroup = ISO_CGROUP_OPTIONAL };
 	memcpy(r->ceiling, iso_default_ceiling, sizeof(r->ceiling));
 }
 
@@ -927,6 +956,27 @@ static int audit_log(struct parser *p, char *const *word, size_t nword)
 	return 0;
 }
 
+/* "cgroup-parent DIR": once, in a main file: the cgroup below which the
+ * setuid helper puts its guests' (isospawn-helper(8), Resource control);
+ * a cgroup v2 directory below /sys/fs/cgroup. */
+static int cgroup_parent(struct parser *p, char *const *word, size_t nword)
+{
+	struct iso_policy *policy = p->load->policy;
+
+	if (p->cgroup_line != 0)
+		return fail(p, "expected one 'cgroup-parent', got a second (first at line %u)",
+			    p->cgroup_line);
+	if (nword != 2 || iso_path_check(word[1], ISO_PATH_ANY, NULL) < 0 ||
+	    !iso_path_beneath(word[1], "/sys/fs/cgroup") || strcmp(word[1], "/sys/fs/cgroup") == 0)
+		return fail(p, "expected a directory below /sys/fs/cgroup (absolute normalized "
+			    "path) alone after 'cgroup-parent', got '%s'",
+			    nword > 1 ? word[1] : "end of line");
+	p->cgroup_line = p->line;
+	if ((policy->cgroup_parent = strdup(word[1])) == NULL)
+		return out_of_memory(p->load, p->name);
+	return 0;
+}
+
 static int top_line(struct parser *p, char *const *word, size_t nword)
 {
 	int main_file = p->kind == MAIN_FILE;
@@ -939,9 +989,11 @@ static int top_line(struct parser *p, char *const *word, size_t nword)
 		return include_dir(p, word, nword);
 	if (main_file && strcmp(word[0], "audit-log") == 0)
 		return audit_log(p, word, nword);
+	if (main_file && strcmp(word[0], "cgroup-parent") == 0)
+		return cgroup_parent(p, word, nword);
 	if (main_file)
-		return fail(p, "expected 'rule', 'defaults', 'include' or 'audit-log', got '%s'",
-			    word[0]);
+		return fail(p, "expected 'rule', 'defaults', 'include', 'audit-log' or "
+			    "'cgroup-parent', got '%s'", word[0]);
 	return fail(p, "expected 'rule', got '%s' (a drop-in holds rules only)", word[0]);
 }
 
@@ -1366,5 +1418,6 @@ void policy_free(struct iso_policy *policy)
 	free(policy->rules);
 	free(policy->include);
 	free(policy->audit_log);
+	free(policy->cgroup_parent);
 	*policy = (struct iso_policy){ 0 };
 }

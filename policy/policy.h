@@ -48,13 +48,20 @@ enum iso_landlock_mode {
 	ISO_LANDLOCK_OPTIONAL, /* run degraded, logged and reported */
 	ISO_LANDLOCK_OFF,      /* no Landlock (administrator's choice) */
 };
+/* A cgroup per guest (helper/cgroup.c): what the rule does without one. */
+enum iso_cgroup_mode {
+	ISO_CGROUP_OPTIONAL, /* rlimits only, the notes say what is missing
+			      * (default) */
+	ISO_CGROUP_REQUIRED, /* refuse the caller without memory, pids and cpu */
+	ISO_CGROUP_OFF,	     /* no cgroup (administrator's choice) */
+};
 
 /* The keywords of a rule, by what they set (policy_keyword_name()). */
 enum iso_keyword {
 	ISO_KW_POOL, ISO_KW_PROGRAMS, ISO_KW_OVERRIDES, ISO_KW_ALLOW_UNSAFE, ISO_KW_FORWARD,
 	ISO_KW_LIMIT, ISO_KW_GUESTS, ISO_KW_TIMEOUT, ISO_KW_NETWORK, ISO_KW_SECCOMP,
 	ISO_KW_SECCOMP_ACTION, ISO_KW_SECCOMP_DENY, ISO_KW_LANDLOCK, ISO_KW_LANDLOCK_ABI,
-	ISO_KW_READ, ISO_KW_WRITE, ISO_KW_GRANTS,
+	ISO_KW_READ, ISO_KW_WRITE, ISO_KW_GRANTS, ISO_KW_CGROUP,
 	ISO_KW_COUNT
 };
 
@@ -106,6 +113,8 @@ struct iso_rule {
 	char **write;	    /* granted to every guest (read+write) */
 	enum iso_grants_mode grants; /* what a caller may lend */
 
+	enum iso_cgroup_mode cgroup;
+
 	struct iso_origin at[ISO_KW_COUNT];	    /* each keyword's, but limit's: */
 	struct iso_origin limit_at[ISO_LIMIT_COUNT]; /* each limit's */
 };
@@ -115,6 +124,8 @@ struct iso_policy {
 	size_t nrules;
 	char *include;		/* the directory included, or NULL */
 	char *audit_log;	/* the file the helper appends its log to, or NULL */
+	char *cgroup_parent;	/* where the setuid helper puts its guests'
+				 * cgroups, or NULL: the default (cgroup.c) */
 	char **files;		/* every file read (the rules' point here) */
 	size_t nfiles;
 };

@@ -577,6 +577,7 @@ GUEST_GETTER(stage, PyLong_FromLong(iso_guest_stage(guest)))
 GUEST_GETTER(reason, iso_guest_reason(guest) ? text(iso_guest_reason(guest)) :
 					      Py_NewRef(Py_None))
 GUEST_GETTER(limit, PyLong_FromLong(iso_guest_limit(guest)))
+GUEST_GETTER(limits_reached, PyLong_FromUnsignedLong(iso_guest_limits_reached(guest)))
 GUEST_GETTER(exit_code, PyLong_FromLong(iso_guest_exit_code(guest)))
 GUEST_GETTER(channel_fd, PyLong_FromLong(iso_channel_fd(guest)))
 
@@ -592,6 +593,19 @@ static PyObject *guest_usage(GuestObject *g, PyObject *Py_UNUSED(ignored))
 	return Py_BuildValue("(KKKK)", (unsigned long long)wall,
 			     (unsigned long long)user, (unsigned long long)sys,
 			     (unsigned long long)rss);
+}
+
+/* (cpu_us, memory_peak), or None: the guest had no cgroup. */
+static PyObject *guest_cgroup_usage(GuestObject *g, PyObject *Py_UNUSED(ignored))
+{
+	iso_guest *guest = guest_usable(g);
+	uint64_t cpu, peak;
+
+	if (guest == NULL)
+		return NULL;
+	if (iso_guest_cgroup_usage(guest, &cpu, &peak) < 0)
+		Py_RETURN_NONE;
+	return Py_BuildValue("(KK)", (unsigned long long)cpu, (unsigned long long)peak);
 }
 
 /* ------------------------------------------------------------------ */
@@ -719,6 +733,9 @@ static PyMethodDef guest_methods[] = {
 	GUEST_METHOD(reason, "iso_guest_reason(), or None")
 	GUEST_METHOD(limit, "iso_guest_limit()")
 	GUEST_METHOD(usage, "iso_guest_usage(): (wall_us, user_us, sys_us, maxrss_kib)")
+	GUEST_METHOD(cgroup_usage, "iso_guest_cgroup_usage(): (cpu_us, memory_peak), "
+		     "or None without a cgroup")
+	GUEST_METHOD(limits_reached, "iso_guest_limits_reached(): bits 1 << limit")
 	GUEST_METHOD(exit_code, "iso_guest_exit_code()")
 	GUEST_METHOD(channel_fd, "iso_channel_fd()")
 	{ NULL, NULL, 0, NULL },

@@ -45,6 +45,7 @@ extern uid_t t_pool_delta;
 #define T_UNCONFINED 4000004u /* seccomp none, landlock off (bench) */
 #define T_MANY 4000050u	     /* 1,000 live guests and more (bench) */
 #define T_SECOND 4000030u     /* may read where T_CALLER's guests write */
+#define T_NOCGROUP 4000123u   /* T_CALLER's rule with 'cgroup off' (bench) */
 #define T_POOL_FIRST T_POOL(1900100000u)
 #define T_POOL_LAST T_POOL(1900100999u)
 

@@ -263,9 +263,11 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 					"PYTHONPATH PYTHONHOME LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE "
 					"PYTHONIOENCODING PYTHONUTF8 TMPDIR, network none, limits "
 					"cpu=3600 as=8G nofile=1024 nproc=64 fsize=4G stack=8M "
-					"scratch=256M shm=64M, timeout 120 s (default 60 s), seccomp "
+					"scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
+					"timeout 120 s (default 60 s), seccomp "
 					"default errno, seccomp-deny none, landlock required (ABI 1 "
-					"or later), read none, write none, grants read\n",
+					"or later), read none, write none, grants read, cgroup "
+					"optional\n",
 					pool(1900102000, 1900102049))),
 		      "%s", o.out);
 	/* A rule that says nothing of network or timeout: the safe defaults. */
@@ -275,7 +277,8 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 					"LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE PYTHONIOENCODING "
 					"PYTHONUTF8 TMPDIR, network none, limits cpu=3600 "
 					"as=8G nofile=1024 nproc=512 fsize=4G stack=8M "
-					"scratch=256M shm=64M, timeout 3600 s (default 600 s), ",
+					"scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
+					"timeout 3600 s (default 600 s), ",
 					pool(1900102050, 1900102099))),
 		      "%s", o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);

@@ -1385,6 +1385,9 @@ static const int limit_resources[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_NOFILE] = RLIMIT_NOFILE, [ISO_LIMIT_NPROC] = RLIMIT_NPROC,
 	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,   [ISO_LIMIT_STACK] = RLIMIT_STACK,
 	[ISO_LIMIT_SCRATCH] = -1,	    [ISO_LIMIT_SHM] = -1,
+	/* The whole guest's, on its cgroup (tests/live_cgroup.c). */
+	[ISO_LIMIT_MEMORY] = -1,	    [ISO_LIMIT_PIDS] = -1,
+	[ISO_LIMIT_CPUS] = -1,
 };
 
 static int check_limit(int resource, rlim_t want, rlim_t want_max)

@@ -415,8 +415,8 @@ START_TEST(collecting_load_notes_every_error_of_every_file)
 	ck_assert_uint_eq(report.nnotes, 4);
 	ck_assert_str_eq(report.notes[0], MAIN ":4: expected 'host', 'none' or 'none-only' after "
 					  "'network', got 'maybe'");
-	ck_assert_str_eq(report.notes[1], MAIN ":7: expected 'rule', 'defaults', 'include' or "
-					  "'audit-log', got 'bogus'");
+	ck_assert_str_eq(report.notes[1], MAIN ":7: expected 'rule', 'defaults', 'include', "
+					  "'audit-log' or 'cgroup-parent', got 'bogus'");
 	ck_assert_str_eq(report.notes[2], DROPINS "/a.conf:2: expected FIRST-LAST (two uids "
 					  "from 1 to 4294967294) after 'pool', got '5'");
 	ck_assert_str_eq(report.notes[3], DROPINS "/b.conf:2: expected a pool apart from the "

@@ -195,7 +195,8 @@ END_TEST
 /* The members isospawn(1) documents, in its order. */
 static const char *const json_keys[] = {
 	"outcome", "exit_code", "code",	  "signal",	"stage", "errno", "reason",
-	"limit",   "wall_us",	"user_us", "sys_us", "maxrss_kib", "uid",   "notes",
+	"limit",   "wall_us",	"user_us", "sys_us", "maxrss_kib", "cgroup_cpu_us",
+	"memory_peak", "limits_reached", "uid", "notes",
 };
 #define JSON_KEYS (sizeof(json_keys) / sizeof(*json_keys))
 
@@ -260,13 +261,18 @@ START_TEST(live_cli_status_json_writes_the_documented_fields)
 	ck_assert_str_eq(v[5], "null");
 	ck_assert_str_eq(v[6], "null");
 	ck_assert_str_eq(v[7], "null");
-	for (int i = 8; i <= 12; i++)
+	for (int i = 8; i <= 11; i++)
 		ck_assert_msg(is_number(v[i]), "%s: %s", json_keys[i], v[i]);
 	ck_assert_msg(strtoull(v[11], NULL, 10) > 0, "maxrss_kib %s", v[11]);
-	ck_assert_uint_ge(strtoul(v[12], NULL, 10), S_POOL_FIRST);
-	ck_assert_uint_le(strtoul(v[12], NULL, 10), S_POOL_LAST);
-	/* The standing note: limits are rlimits, no cgroup. */
-	ck_assert_str_eq(v[13], "\"limits: rlimits only (no cgroup)\"");
+	/* The whole guest's, from its cgroup where it has one
+	 * (tests/live_cgroup.c checks them), else null. */
+	for (int i = 12; i <= 13; i++)
+		ck_assert_msg(is_number(v[i]) || strcmp(v[i], "null") == 0, "%s: %s",
+			      json_keys[i], v[i]);
+	ck_assert_str_eq(v[14], "[]");
+	ck_assert_uint_ge(strtoul(v[15], NULL, 10), S_POOL_FIRST);
+	ck_assert_uint_le(strtoul(v[15], NULL, 10), S_POOL_LAST);
+	ck_assert_msg(v[16][0] == '"', "notes: %s", v[16]);
 
 	run_cli(failed, NULL, &r);
 	ck_assert_msg(r.exit_code == 127, "exit %d: %s", r.exit_code, r.err);

@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "isospawn.h"
@@ -772,6 +773,116 @@ static int cmd_sleep_family(char **argv)
 	return 0;
 }
 
+/* Touch every page of `bytes` of fresh memory, which stays held. */
+static void hold(unsigned long long bytes)
+{
+	volatile char *at = malloc(bytes);
+
+	for (unsigned long long off = 0; at && off < bytes; off += 4096)
+		at[off] = 1;
+}
+
+/* N children, each holding BYTES until it is killed: "held N" once all
+ * hold theirs, exit 0; a child that dies first (an OOM kill that took
+ * only it) makes it say so and exit 1. */
+static int cmd_children(char **argv)
+{
+	long long n = number(argv[0], 1, 64), bytes = number(argv[1], 0, 1ll << 40), got = 0;
+	pid_t pids[64];
+	int ready[2];
+	char byte;
+
+	if (n < 0 || bytes < 0)
+		return 2;
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return refused(errno);
+	fflush(stdout);
+	for (long long i = 0; i < n; i++) {
+		if ((pids[i] = fork()) < 0)
+			return refused(errno);
+		if (pids[i] == 0) {
+			hold((unsigned long long)bytes);
+			if (write(ready[1], "h", 1) != 1)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+	}
+	close(ready[1]);
+	while (got < n && read(ready[0], &byte, 1) == 1)
+		got++;
+	for (long long i = 0; i < n; i++)
+		kill(pids[i], SIGKILL);
+	if (got < n) {
+		printf("a child died: %lld of %lld held\n", got, n);
+		return 1;
+	}
+	printf("held %lld\n", n);
+	return 0;
+}
+
+/* Hold BYTES, say so, and live on SECONDS. */
+static int cmd_hold(char **argv)
+{
+	long long bytes = number(argv[0], 0, 1ll << 40), seconds = number(argv[1], 0, INT_MAX);
+
+	if (bytes < 0 || seconds < 0)
+		return 2;
+	hold((unsigned long long)bytes);
+	puts("held");
+	fflush(stdout);
+	sleep((unsigned)seconds);
+	return 0;
+}
+
+/* Spin SECONDS of wall-clock time; then the CPU time this process got
+ * and the wall time it spun, in microseconds. */
+static int cmd_spin(char **argv)
+{
+	long long seconds = number(argv[0], 1, 3600);
+	struct timespec t0, t;
+	struct rusage ru;
+	long long wall_us;
+
+	if (seconds < 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while (t.tv_sec - t0.tv_sec < seconds ||
+	       (t.tv_sec - t0.tv_sec == seconds && t.tv_nsec < t0.tv_nsec));
+	wall_us = (t.tv_sec - t0.tv_sec) * 1000000ll + (t.tv_nsec - t0.tv_nsec) / 1000;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("cpu_us=%lld wall_us=%lld\n",
+	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ll + ru.ru_utime.tv_usec +
+		       ru.ru_stime.tv_usec, wall_us);
+	return 0;
+}
+
+/* Write BYTES into the new file PATH, 1 MiB at a time. */
+static int cmd_fill(char **argv)
+{
+	static char chunk[1 << 20];
+	long long bytes = number(argv[1], 0, 1ll << 40), written = 0;
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (bytes < 0)
+		return 2;
+	if (fd < 0)
+		return refused(errno);
+	memset(chunk, 'x', sizeof chunk);
+	while (written < bytes) {
+		ssize_t n = write(fd, chunk, (size_t)(bytes - written < (long long)sizeof chunk
+						      ? bytes - written : (long long)sizeof chunk));
+		if (n < 0)
+			return refused(errno);
+		written += n;
+	}
+	close(fd);
+	printf("written=%lld\n", written);
+	return 0;
+}
+
 /*
  * Session, process group, and the controlling terminal: the standard fd
  * that is it (tcgetsid() succeeds only on one's own controlling terminal),
@@ -951,6 +1062,10 @@ static const struct command {
 	{ "tmpdir", 0, 0, cmd_tmpdir, "" },
 	{ "signal", 2, 2, cmd_signal, " PID SIG" },
 	{ "sleep-family", 1, 1, cmd_sleep_family, " SECONDS" },
+	{ "children", 2, 2, cmd_children, " N BYTES" },
+	{ "hold", 2, 2, cmd_hold, " BYTES SECONDS" },
+	{ "spin", 1, 1, cmd_spin, " SECONDS" },
+	{ "fill", 2, 2, cmd_fill, " PATH BYTES" },
 	{ "session", 0, 0, cmd_session, "" },
 	{ "sched", 0, 0, cmd_sched, "" },
 	{ "deeptree", 2, 2, cmd_deeptree, " LEVELS NAMELEN" },

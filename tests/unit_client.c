@@ -77,7 +77,7 @@ START_TEST(test_strerror_covers_every_returned_code)
 	static const int codes[] = {
 		-EACCES, -EPERM,  -ENOENT, -EPROTO,	  -ENOMEM, -EMFILE,
 		-EIO,	 -EINVAL, -E2BIG,  -ENAMETOOLONG, -EBADF,  -EAGAIN,
-		-ENOSYS, -EPIPE,  -EINTR,  -EMSGSIZE,	  -ENOTCONN,
+		-ENOSYS, -EPIPE,  -EINTR,  -EMSGSIZE,	  -ENOTCONN, -ENODATA,
 		ISO_RECV_TIMEOUT, ISO_RECV_EOF,
 	};
 	const char *unknown = iso_strerror(-12345);

@@ -595,8 +595,8 @@ END_TEST
 
 START_TEST(unknown_top_level_word_names_include)
 {
-	refused("rules user:#1 {\n", NAME ":1: expected 'rule', 'defaults', 'include' or "
-				   "'audit-log', got 'rules'");
+	refused("rules user:#1 {\n", NAME ":1: expected 'rule', 'defaults', 'include', "
+				   "'audit-log' or 'cgroup-parent', got 'rules'");
 }
 END_TEST
 
@@ -900,8 +900,8 @@ END_TEST
 START_TEST(bad_limit_name)
 {
 	refused(RULE_HEAD "limit core 0\n",
-		NAME ":4: expected cpu, as, fsize, stack, nofile, nproc, scratch or shm "
-		     "after 'limit', got 'core'");
+		NAME ":4: expected cpu, as, fsize, stack, nofile, nproc, scratch, shm, memory, "
+		     "pids or cpus after 'limit', got 'core'");
 }
 END_TEST
 
@@ -1096,6 +1096,35 @@ START_TEST(scratch_and_shm_limits_take_bytes)
 }
 END_TEST
 
+/* The whole guest's limits (its cgroup): memory in bytes, pids a count,
+ * cpus in CPUs down to the kernel's least quota; 'cgroup' and
+ * 'cgroup-parent' as isospawn.conf(5) says. */
+START_TEST(cgroup_limits_and_keywords)
+{
+	accepted("cgroup-parent /sys/fs/cgroup/guests\nrule group:#50 {\npool 5000-5000\n"
+		 "programs any\nlimit memory 256M\nlimit pids 16\nlimit cpus 1.5\n"
+		 "cgroup required\n}\n");
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_MEMORY], UINT64_C(256) << 20);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_PIDS], 16);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_CPUS], 1500);
+	ck_assert_int_eq(pol.rules[0].cgroup, ISO_CGROUP_REQUIRED);
+	ck_assert_str_eq(pol.cgroup_parent, "/sys/fs/cgroup/guests");
+	policy_free(&pol);
+	accepted(RULE_HEAD "}\n");
+	ck_assert_int_eq(pol.rules[0].cgroup, ISO_CGROUP_OPTIONAL);
+	ck_assert_ptr_null(pol.cgroup_parent);
+	policy_free(&pol);
+	refused(RULE_HEAD "limit cpus 0.001\n}\n", "a number of CPUs from 0.01");
+	refused(RULE_HEAD "limit cpus 1.2345\n}\n", "a number of CPUs from 0.01");
+	refused(RULE_HEAD "limit pids 1K\n}\n", "a positive count");
+	refused(RULE_HEAD "cgroup maybe\n}\n", "'required', 'optional' or 'off'");
+	refused("cgroup-parent /sys/fs/cgroup\n", "expected a directory below /sys/fs/cgroup");
+	refused("cgroup-parent /tmp/x\n", "expected a directory below /sys/fs/cgroup");
+	refused("cgroup-parent /sys/fs/cgroup/a\ncgroup-parent /sys/fs/cgroup/b\n",
+		NAME ":2: expected one 'cgroup-parent', got a second (first at line 1)");
+}
+END_TEST
+
 START_TEST(keyword_missing_value)
 {
 	refused(RULE_HEAD "landlock\n",
@@ -1130,8 +1159,8 @@ END_TEST
 
 START_TEST(stray_closing_brace)
 {
-	refused("# nothing open\n}\n", NAME ":2: expected 'rule', 'defaults', 'include' or "
-				     "'audit-log', got '}'");
+	refused("# nothing open\n}\n", NAME ":2: expected 'rule', 'defaults', 'include', "
+				     "'audit-log' or 'cgroup-parent', got '}'");
 }
 END_TEST
 
@@ -1495,6 +1524,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, keyword_extra_word);
 	tcase_add_test(bad, removed_scratch_keyword_names_its_replacement);
 	tcase_add_test(bad, scratch_and_shm_limits_take_bytes);
+	tcase_add_test(bad, cgroup_limits_and_keywords);
 	tcase_add_test(bad, keyword_missing_value);
 	tcase_add_test(bad, landlock_abi_out_of_range);
 	tcase_add_test(bad, unterminated_rule);

@@ -14,6 +14,7 @@
 
 #include "request.h"
 #include "policy.h"
+#include "util.h"
 
 static const char policy_text[] =
 	"rule user:#1000 {\n"
@@ -142,9 +143,12 @@ START_TEST(zero_limit_refused_by_name)
 		snprintf(want, sizeof(want), "limit %s=0", iso_limit_name((enum iso_limit)i));
 		ck_assert_msg(strstr(why, want) != NULL, "%s", why);
 		ck_assert_ptr_null(plan.envp);
-		req.limits[i] = 1;
+		/* The least each takes: cpus, the kernel's least quota. */
+		req.limits[i] = iso_limit_min(i) - 1;
+		ck_assert_int_eq(decide(open_rule), -EINVAL);
+		req.limits[i] = iso_limit_min(i);
 		ck_assert_int_eq(decide(open_rule), 0);
-		ck_assert_uint_eq(plan.limits[i], 1);
+		ck_assert_uint_eq(plan.limits[i], iso_limit_min(i));
 	}
 }
 END_TEST

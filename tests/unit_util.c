@@ -171,7 +171,7 @@ static int limit_parse(const char *text, enum iso_limit which, uint64_t *value)
 START_TEST(limit_suffixes_are_powers_of_1024_for_byte_limits)
 {
 	static const enum iso_limit bytes[] = { ISO_LIMIT_AS, ISO_LIMIT_FSIZE, ISO_LIMIT_STACK,
-						ISO_LIMIT_SCRATCH, ISO_LIMIT_SHM };
+						ISO_LIMIT_SCRATCH, ISO_LIMIT_SHM, ISO_LIMIT_MEMORY };
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
@@ -193,7 +193,8 @@ END_TEST
 
 START_TEST(limit_suffix_refused_for_seconds_and_counts)
 {
-	static const enum iso_limit counts[] = { ISO_LIMIT_CPU, ISO_LIMIT_NOFILE, ISO_LIMIT_NPROC };
+	static const enum iso_limit counts[] = { ISO_LIMIT_CPU, ISO_LIMIT_NOFILE, ISO_LIMIT_NPROC,
+						 ISO_LIMIT_PIDS };
 	static const char *const suffixed[] = { "1K", "5M", "1G", "1T" };
 	uint64_t v;
 
@@ -250,6 +251,33 @@ START_TEST(limit_other_spellings_are_einval)
 	ck_assert_int_eq(limit_parse(NULL, ISO_LIMIT_AS, &v), -EINVAL);
 	ck_assert_int_eq(limit_parse("1", ISO_LIMIT_COUNT, &v), -EINVAL);
 	ck_assert_int_eq(limit_parse("1", (enum iso_limit)-1, &v), -EINVAL);
+}
+END_TEST
+
+/* cpus: CPUs with up to three decimals, as thousandths, written back
+ * with as few decimals as keep it exact. */
+START_TEST(limit_cpus_are_thousandths_of_a_cpu)
+{
+	static const char *const bad[] = { "", ".", "1.", "1.2345", "1K", "-1", "1,5", "1.5 " };
+	static const struct {
+		const char *text, *shown;
+		uint64_t value;
+	} good[] = { { "1.5", "1.5", 1500 }, { "2", "2", 2000 }, { "0.01", "0.01", 10 },
+		     { ".5", "0.5", 500 }, { "0.125", "0.125", 125 } };
+	char shown[32];
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ck_assert_int_eq(limit_parse(good[i].text, ISO_LIMIT_CPUS, &v), 0);
+		ck_assert_uint_eq(v, good[i].value);
+		iso_limit_format(ISO_LIMIT_CPUS, v, shown, sizeof(shown));
+		ck_assert_str_eq(shown, good[i].shown);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(limit_parse(bad[i], ISO_LIMIT_CPUS, &v) == -EINVAL, "'%s'", bad[i]);
+	ck_assert_int_eq(limit_parse("18446744073709552", ISO_LIMIT_CPUS, &v), -ERANGE);
+	ck_assert_uint_eq(iso_limit_min(ISO_LIMIT_CPUS), 10);
+	ck_assert_uint_eq(iso_limit_min(ISO_LIMIT_MEMORY), 1);
 }
 END_TEST
 
@@ -387,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, limit_unlimited_is_uint64_max_for_every_limit);
 	tcase_add_test(tc, limit_above_64_bits_is_erange);
 	tcase_add_test(tc, limit_other_spellings_are_einval);
+	tcase_add_test(tc, limit_cpus_are_thousandths_of_a_cpu);
 	tcase_add_test(tc, recv_keeps_what_it_asks_for_and_closes_the_rest);
 	tcase_add_test(tc, recv_closes_a_pidfd_it_did_not_ask_for);
 	tcase_add_test(tc, recv_reports_a_datagram_longer_than_the_buffer);

@@ -136,6 +136,13 @@ static void raw_valid(uint16_t tag)
 		for (int i = 1; i <= 4; i++)
 			raw_le((uint64_t)i, 8);
 		break;
+	case ISO_F_CGROUP:
+		raw_le(tag, 2);
+		raw_le(20, 4);
+		raw_le(1, 8);
+		raw_le(2, 8);
+		raw_le(1u << ISO_LIMIT_PIDS, 4);
+		break;
 	case ISO_F_PASS_FD:
 		raw_u32(tag, 3);
 		break;
@@ -363,6 +370,10 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(x->user_us, y->user_us);
 		ck_assert_uint_eq(x->sys_us, y->sys_us);
 		ck_assert_uint_eq(x->maxrss_kib, y->maxrss_kib);
+		ck_assert_uint_eq(x->cgroup, y->cgroup);
+		ck_assert_uint_eq(x->cg_cpu_us, y->cg_cpu_us);
+		ck_assert_uint_eq(x->cg_memory_peak, y->cg_memory_peak);
+		ck_assert_uint_eq(x->reached, y->reached);
 		ck_assert_pstr_eq(x->reason, y->reason);
 		break;
 	}
@@ -692,6 +703,11 @@ START_TEST(round_trip_exited_every_field)
 	e->user_us = 2;
 	e->sys_us = 3;
 	e->maxrss_kib = 0x0102030405060708ull;
+	assert_round_trip(&m);
+	e->cgroup = 1;
+	e->cg_cpu_us = UINT64_MAX;
+	e->cg_memory_peak = 0x1112131415161718ull;
+	e->reached = 1u << ISO_LIMIT_PIDS;
 	assert_round_trip(&m);
 	e->outcome = ISO_OUTCOME_FAILED;
 	e->code = UINT32_MAX;
@@ -1118,7 +1134,7 @@ END_TEST
 
 START_TEST(decode_refuses_unknown_tag)
 {
-	static const uint16_t tags[] = { 0, 18, 19, 33, 55, 65535 };
+	static const uint16_t tags[] = { 0, 18, 19, 33, 56, 65535 };
 	char want[64];
 	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
 		raw_required_except(ISO_MSG_SPAWN, 0);
@@ -1193,6 +1209,7 @@ static const struct {
 	{ ISO_MSG_EXITED, ISO_F_STAGE, "STAGE" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, "LIMIT_HIT" },
 	{ ISO_MSG_EXITED, ISO_F_USAGE, "USAGE" },
+	{ ISO_MSG_EXITED, ISO_F_CGROUP, "CGROUP" },
 	{ ISO_MSG_GUEST, ISO_F_PROGRAM, "PROGRAM" },
 	{ ISO_MSG_GUEST, ISO_F_CALLER, "CALLER" },
 	{ ISO_MSG_GUEST, ISO_F_START_TICKS, "START_TICKS" },
@@ -1502,6 +1519,8 @@ static const struct {
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, 5, 4 },
 	{ ISO_MSG_EXITED, ISO_F_USAGE, 31, 32 },
 	{ ISO_MSG_EXITED, ISO_F_USAGE, 33, 32 },
+	{ ISO_MSG_EXITED, ISO_F_CGROUP, 19, 20 },
+	{ ISO_MSG_EXITED, ISO_F_CGROUP, 21, 20 },
 };
 
 START_TEST(decode_refuses_wrong_integer_length)
@@ -1546,9 +1565,9 @@ static const struct {
 	  "(OUTCOME): value 6 out of range 1..5" },
 	{ ISO_MSG_EXITED, ISO_F_STAGE, 5, "(STAGE): value 5 out of range 0..4" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, ISO_LIMIT_COUNT,
-	  "(LIMIT_HIT): value 8 out of range 0..7" },
+	  "(LIMIT_HIT): value 11 out of range 0..10" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, UINT32_MAX,
-	  "(LIMIT_HIT): value 4294967295 out of range 0..7" },
+	  "(LIMIT_HIT): value 4294967295 out of range 0..10" },
 	{ ISO_MSG_GUEST, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
 	{ ISO_MSG_GUEST, ISO_F_HELPER, 0,
 	  "(HELPER): value 0 out of range 1..4294967295" },
@@ -1577,7 +1596,29 @@ START_TEST(decode_refuses_unknown_limit)
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_limit(ISO_LIMIT_COUNT, 1);
 	expect_refused(raw_decode(),
-		       "field 3 (LIMIT): unknown limit 8, at most 7");
+		       "field 3 (LIMIT): unknown limit 11, at most 10");
+}
+END_TEST
+
+/* What a cgroup counted names limits only: a bit beyond them is refused,
+ * and never encoded; nor is a count without its flag. */
+START_TEST(decode_refuses_cgroup_bits_of_no_limit)
+{
+	uint8_t buf[256];
+
+	raw_required_except(ISO_MSG_EXITED, 0);
+	raw_le(ISO_F_CGROUP, 2);
+	raw_le(20, 4);
+	raw_le(1, 8);
+	raw_le(2, 8);
+	raw_le(1u << ISO_LIMIT_COUNT, 4);
+	expect_refused(raw_decode(), "field 3 (CGROUP): limits reached 0x800, at most 0x7ff");
+	valid_msg(ISO_MSG_EXITED, &m);
+	m.u.exited.reached = 1u << ISO_LIMIT_PIDS;
+	ck_assert_int_eq(iso_wire_encode(&m, buf, sizeof(buf)), -EINVAL);
+	m.u.exited.cgroup = 1;
+	m.u.exited.reached = 1u << ISO_LIMIT_COUNT;
+	ck_assert_int_eq(iso_wire_encode(&m, buf, sizeof(buf)), -EINVAL);
 }
 END_TEST
 
@@ -1873,6 +1914,7 @@ static Suite *wire_suite(void)
 	tcase_add_loop_test(bad, decode_refuses_out_of_range_number, 0,
 			    N(ranges));
 	tcase_add_test(bad, decode_refuses_unknown_limit);
+	tcase_add_test(bad, decode_refuses_cgroup_bits_of_no_limit);
 	tcase_add_test(bad, decode_refuses_limit_given_twice);
 	tcase_add_test(bad, plan_refuses_a_write_bit_without_its_grant);
 	tcase_add_test(bad, decode_writes_no_reason_past_why_size);

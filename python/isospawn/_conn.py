@@ -224,7 +224,9 @@ class Connection:
         limits   a mapping such as {'as': '1G', 'cpu': 10}: cpu (seconds),
                  as/fsize/stack, scratch/shm (the sizes of its /tmp and
                  /dev/shm) (bytes, an int or a str with a K/M/G/T suffix),
-                 nofile/nproc (counts); 'unlimited' for no limit.
+                 nofile/nproc (counts); for the whole guest, on its
+                 cgroup: memory (bytes), pids (a count), cpus (CPUs, such
+                 as 1.5 or '0.5'); 'unlimited' for no limit.
         network  'none' (loopback only), 'host', or None for the policy's
                  choice.
         read, write  directories or files of this process's to lend the

@@ -25,6 +25,7 @@ DEVNULL = -3
 NO_TIMEOUT = math.inf
 
 LIMITS = tuple(_core.limit_name(i) or "" for i in range(_core.LIMIT_COUNT))
+_CPUS = _core.limit_from_name("cpus")
 
 StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 Args = Union[StrOrBytesPath, Iterable[StrOrBytesPath]]
@@ -149,8 +150,12 @@ def _real(path: bytes, shown: bytes) -> bytes:
 
 def _limit_value(value: Any, which: int) -> int:
     """A count or 'unlimited', or for sizes a K/M/G/T (1024-based)
-    multiple: what the isospawn command's --limit takes, read by the same
-    function."""
+    multiple, or for cpus a number of CPUs (1.5 or '1.5'): what the
+    isospawn command's --limit takes, read by the same function."""
+    if which == _CPUS and isinstance(value, (int, float)) and \
+            not isinstance(value, bool):
+        # CPUs, not the library's thousandths of one.
+        value = repr(value) if isinstance(value, float) else str(value)
     if isinstance(value, int):
         return value
     if not isinstance(value, str):
@@ -166,7 +171,7 @@ def _limit_value(value: Any, which: int) -> int:
         _core.limit_parse("1K", which)
         suffix = " (K/M/G/T suffix allowed)"
     except _core.Error:
-        suffix = ""
+        suffix = " of CPUs (at most 3 decimals)" if which == _CPUS else ""
     raise ValueError("limit value %r: expected a number%s or 'unlimited'"
                      % (value, suffix))
 

@@ -16,7 +16,7 @@ class Status:
     """How a guest ended, as the helper reported it (read-only)."""
 
     __slots__ = ("_outcome", "_code", "_stage", "_limit", "_reason",
-                 "_usage", "_exit_code")
+                 "_usage", "_cgroup", "_reached", "_exit_code")
 
     def __init__(self, guest: _core.Guest) -> None:
         """The end of an ended guest, read from its handle (with its
@@ -27,6 +27,10 @@ class Status:
         self._limit = _core.limit_name(guest.limit())
         self._reason = guest.reason()
         self._usage: Tuple[int, int, int, int] = guest.usage()
+        self._cgroup: Optional[Tuple[int, int]] = guest.cgroup_usage()
+        reached = guest.limits_reached()
+        self._reached = tuple(_core.limit_name(i) or "" for i in
+                              range(_core.LIMIT_COUNT) if reached & (1 << i))
         self._exit_code = guest.exit_code()
 
     @property
@@ -48,9 +52,17 @@ class Status:
 
     @property
     def limit(self) -> Optional[str]:
-        """For 'limit': which one ('cpu', 'as', 'nofile', 'nproc', 'fsize',
-        'stack', 'scratch', 'shm'), else None."""
+        """For 'limit': which one ended it: 'cpu' or 'fsize' (their rlimit's
+        signal), 'memory' (its cgroup's OOM kill, of all of it), else
+        None."""
         return self._limit if self._outcome == "limit" else None
+
+    @property
+    def limits_reached(self) -> Tuple[str, ...]:
+        """The limits the guest reached and was not ended by: ('pids',)
+        when a fork of it failed at its pids limit; () when none, or
+        without a cgroup."""
+        return self._reached
 
     @property
     def stage(self) -> Optional[str]:
@@ -87,8 +99,23 @@ class Status:
 
     @property
     def max_rss(self) -> int:
-        """Peak resident set, KiB."""
+        """Peak resident set, KiB, of the largest process it waited for."""
         return self._usage[3]
+
+    @property
+    def cgroup_cpu(self) -> Optional[float]:
+        """CPU seconds, user and system, of the whole guest, every process
+        it started (those never waited for too), as its cgroup counted
+        them; None when it ran without a cgroup (its notes say why)."""
+        return None if self._cgroup is None else self._cgroup[0] / 1e6
+
+    @property
+    def memory_peak(self) -> Optional[int]:
+        """The most the whole guest held at once, in bytes, its /tmp and
+        /dev/shm included (its cgroup's memory.peak); None without a
+        cgroup or where the kernel does not count it (before Linux
+        5.19)."""
+        return self._cgroup[1] if self._cgroup and self._cgroup[1] else None
 
     @property
     def returncode(self) -> int:

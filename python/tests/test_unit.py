@@ -32,7 +32,8 @@ def test_forwarded_names_and_guest_path_are_the_c_library_s():
 def test_limits_are_the_c_library_s_every_one():
     # scratch (/tmp) and shm (/dev/shm) too: the module listed six.
     assert isospawn.LIMITS == ("cpu", "as", "nofile", "nproc", "fsize",
-                               "stack", "scratch", "shm")
+                               "stack", "scratch", "shm", "memory", "pids",
+                               "cpus")
 
 
 def test_stdio_constants_are_subprocess_s():
