@@ -64,7 +64,7 @@ extern char **environ;
 #define TP_SIZE 16384	 /* bytes per throughput message */
 #define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
-#define ALL_MODES "lL13fFnG24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
+#define ALL_MODES "lL13CfFnG24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
 #define SCALED_MODES "1345"	   /* the scaling table's columns */
 #define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
 #define BIG_ARGC 1000		   /* argv entries of the big request */
@@ -469,6 +469,75 @@ static void measure_live(const struct mode *m, unsigned n, struct summary *s)
 		time_runs(run_library, &lib, n, s);
 	iso_spec_free(sleep_spec);
 	library_close(&lib);
+}
+
+/* A caller of its own, spawning on its warm connection on demand: one
+ * byte in, one spawn, 'k' (or 'f': it failed, its note in s) back. */
+struct remote {
+	int to, from;
+	pid_t pid;
+};
+
+static int run_remote(const void *ctx, struct summary *s)
+{
+	const struct remote *r = ctx;
+	char c = 'g';
+
+	if (write(r->to, &c, 1) != 1 || read(r->from, &c, 1) != 1 || c != 'k') {
+		if (!s->note[0])
+			note(s, "the caller of its own went");
+		return -1;
+	}
+	return 0;
+}
+
+static int start_remote(uid_t uid, struct remote *r, struct summary *s)
+{
+	int in[2], back[2];
+	struct library_ctx lib = { NULL, NULL };
+	char c;
+
+	if (pipe(in) < 0 || pipe(back) < 0)
+		return -1;
+	if ((r->pid = fork()) == 0) {
+		close(in[1]);
+		close(back[0]);
+		if (become(uid, s) == 0 && open_library(&lib, T_HELPER, s) == 0)
+			while (read(in[0], &c, 1) == 1 &&
+			       write(back[1], run_library(&lib, s) == 0 ? "k" : "f", 1) == 1)
+				;
+		_exit(0);
+	}
+	close(in[0]);
+	close(back[1]);
+	r->to = in[1];
+	r->from = back[0];
+	return r->pid < 0 ? -1 : 0;
+}
+
+/* C: mode 3 with the guest's cgroup (s[0], uid 65534) and without (s[1],
+ * its rule's 'cgroup off'), spawn by spawn in turn, each caller on a warm
+ * connection of its own. */
+static void measure_cgroup_pair(UNUSED const struct mode *m, unsigned n, struct summary *s)
+{
+	struct remote with = { -1, -1, -1 }, without = { -1, -1, -1 };
+
+	if (start_remote(T_CALLER, &with, &s[0]) == 0 &&
+	    start_remote(T_NOCGROUP, &without, &s[1]) == 0)
+		time_pair(run_remote, &with, &without, n, s);
+	else
+		note(s, "pipe or fork: %s", strerror(errno));
+	/* Each ends at end of file, once every copy of its pipe's writing
+	 * end is closed: the second holds the first's. */
+	for (struct remote *r = &without; r; r = r == &without ? &with : NULL)
+		if (r->to >= 0)
+			close(r->to);
+	for (struct remote *r = &without; r; r = r == &without ? &with : NULL) {
+		if (r->from >= 0)
+			close(r->from);
+		if (r->pid > 0)
+			waitpid(r->pid, NULL, 0);
+	}
 }
 
 /* The bench-only helper build without the guest's mount namespace
@@ -991,6 +1060,9 @@ static const struct mode modes[] = {
 	  T_UNCONFINED, measure_library, NULL, NULL },
 	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
 	  T_CALLER, measure_library, NULL, NULL },
+	/* What the guest's cgroup costs, where the host has one. */
+	{ 'C', "3 with its cgroup against without ('cgroup off', uid 4000123), in turn",
+	  0, measure_cgroup_pair, NULL, NULL },
 	{ 'f', "floor: a forked reaper in new PID, IPC and mount namespaces vforks "
 	  "/bin/true (no isospawn code; root)", 0, measure_floor, NULL, NULL },
 	{ 'F', "floor as f, the reaper sharing the caller's memory (CLONE_VM; root)", 0,
@@ -1256,6 +1328,10 @@ static void print_spawn_table(struct summary (*r)[4], const char *which)
 		print_ratio(&result_of(r, 'n')[1], &result_of(r, 'n')[0],
 			    "the guest's mount namespace (n: with, without, spawn by spawn "
 			    "in turn on two warm connections)");
+	if (strchr(which, 'C'))
+		print_ratio(&result_of(r, 'C')[0], &result_of(r, 'C')[1],
+			    "the guest's cgroup (C: with, without, spawn by spawn in turn, "
+			    "each caller on a warm connection; target <= +15 %)");
 	if (strchr(which, 'G'))
 		print_ratio(&result_of(r, 'G')[0], &result_of(r, 'G')[1],
 			    "a read and a write grant (G: with, without, spawn by spawn in "
