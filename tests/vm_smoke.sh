@@ -31,31 +31,4 @@ if [ "${1:-}" = --in-vm ]; then
     exit "$status"
 fi
 
-if [ "$(id -u)" != 0 ]; then
-    echo "SKIP: the VM tier runs as root: qemu keeps the owners of the files made in the VM"
-    exit 77
-fi
-err=$(mktemp) || exit 99
-trap 'rm -f "$err"' EXIT
-trap 'exit 1' HUP INT PIPE TERM
-start=$(date +%s)
-# The VM hides the host's /tmp: lend the sources too when they are out of
-# the build tree (make distcheck builds under /tmp).
-src=$(cd "$(dirname "$0")/.." && pwd -P)
-set -- --rw "$PWD" --timeout 600
-case $src/ in
-"$(pwd -P)"/*) ;;
-*) set -- --rw "$src" "$@" ;;
-esac
-# The suite keeps the VM's initramfs in the build tree (Makefile.am).
-[ -n "${VM_CACHE:-}" ] && set -- "$@" --cache "$VM_CACHE"
-"$(dirname "$0")/vm/vm-run" "$@" -- \
-    sh "$0" --in-vm "$(cat /proc/sys/kernel/random/boot_id)" 2>"$err"
-status=$?
-cat "$err"
-if [ "$status" = 77 ]; then
-    echo "SKIP: $(tail -n 1 "$err")"
-    exit 77
-fi
-echo "vm_smoke: $(($(date +%s) - start)) s, boot included"
-exit "$status"
+exec "$(dirname "$0")/vm/vm-test" "$0" --in-vm "$(cat /proc/sys/kernel/random/boot_id)"
