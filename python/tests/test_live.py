@@ -204,6 +204,60 @@ def test_tmp_and_dev_shm_sizes_take_a_suffix():
     assert done.stdout.split() == [b"1048576", b"2097152"]
 
 
+# --- the guest's cgroup (tests/vm_cgroup.sh runs these in a VM) ---------
+
+def _cgroup_controllers():
+    """What /sys/fs/cgroup offers, or None where it is not cgroup v2."""
+    try:
+        with open("/sys/fs/cgroup/cgroup.controllers") as f:
+            return set(f.read().split())
+    except OSError:
+        return None
+
+
+HAS_CGROUP = {"memory", "pids", "cpu"} <= (_cgroup_controllers() or set())
+needs_cgroup = pytest.mark.skipif(
+    not HAS_CGROUP, reason="no cgroup v2 memory, pids and cpu at /sys/fs/cgroup "
+    "(tests/vm_cgroup.sh runs this in a VM that has them)")
+
+
+@needs_cgroup
+def test_cgroup_memory_verdict_and_whole_guest_usage_in_status():
+    done = isospawn.run(py("b = bytearray(256 << 20)"), limits={"memory": "64M"})
+    assert done.status.outcome == "limit"
+    assert done.status.limit == "memory"
+    assert done.returncode == -signal.SIGKILL
+    assert 0 < done.status.memory_peak <= 64 << 20
+    assert done.status.cgroup_cpu > 0
+
+
+@needs_cgroup
+def test_cgroup_pids_reached_is_noted_and_the_guest_lives_on():
+    done = isospawn.run(py("""
+        import os
+        n = 0
+        try:
+            while n < 100:
+                if os.fork() == 0:
+                    import time; time.sleep(30)
+                n += 1
+        except BlockingIOError:
+            print(n)
+        """), limits={"pids": 8}, capture_output=True, check=True)
+    assert int(done.stdout) < 8
+    assert done.status.limits_reached == ("pids",)
+
+
+@pytest.mark.skipif(HAS_CGROUP, reason="this host has cgroup v2 with memory, "
+                    "pids and cpu: nothing is missing")
+def test_without_cgroup_the_notes_say_what_is_missing(conn):
+    guest = conn.spawn(["/bin/true"])
+    assert guest.wait() == 0
+    assert "cgroup: missing memory, pids, cpu" in guest.notes
+    assert guest.status.cgroup_cpu is None and guest.status.memory_peak is None
+    assert guest.status.limits_reached == ()
+
+
 # --- subprocess's conventions, side by side with subprocess -------------
 
 ENDINGS = {
