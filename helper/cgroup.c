@@ -18,12 +18,14 @@
  *    root (spawn.c). An OOM kill (memory.oom.group) ends all of the
  *    guest, its reaper too, whose end then still tells it: the leaf's
  *    memory.events says that memory ended it.
- *  - A leaf is removed once its reaper, the last of it, is gone.
+ *  - A leaf is removed once its reaper, the last of it, is gone; those
+ *    of a helper that was killed, by the next helper.
  *  - Where a controller is missing the guest runs with its rlimits, the
  *    notes say so, and a rule with 'cgroup required' refuses the caller.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -281,6 +283,27 @@ static int root_only(int fd, const char *path, char *reason, size_t rn)
 
 /* ---- Once per connection ---- */
 
+/* The leaves of helpers that are gone (killed: their reapers went with
+ * them, PR_SET_PDEATHSIG, and left the leaves empty) go too. A leaf still
+ * in use refuses (EBUSY); a live helper's are left alone. */
+static void sweep(int parent)
+{
+	int fd = dup(parent);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	unsigned long n;
+	int pid, end;
+
+	while (dir && (e = readdir(dir)) != NULL)
+		if (sscanf(e->d_name, "%d.%lu%n", &pid, &n, &end) == 2 && e->d_name[end] == '\0' &&
+		    pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+			(void)unlinkat(parent, e->d_name, AT_REMOVEDIR);
+	if (dir)
+		closedir(dir);
+	else if (fd >= 0)
+		close(fd);
+}
+
 static void note(char *notes, size_t size, const char *text)
 {
 	size_t used = strlen(notes);
@@ -304,8 +327,10 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 				    sizeof(reason));
 	if (cg->parent_fd >= 0 && root_only(cg->parent_fd, path, reason, sizeof(reason)) < 0)
 		iso_close_fds(&cg->parent_fd, 1);
-	if (cg->parent_fd >= 0)
+	if (cg->parent_fd >= 0) {
+		sweep(cg->parent_fd);
 		cg->have = enable(cg->parent_fd, path, reason, sizeof(reason));
+	}
 	if (cg->have == ALL)
 		return 0;
 	for (size_t i = 0; i < COUNT(controllers); i++)

@@ -376,6 +376,35 @@ START_TEST(live_cgroup_timeout_leaves_no_process_and_no_cgroup)
 }
 END_TEST
 
+/* A helper that was killed left its leaves (empty: its reapers died
+ * with it): the next helper removes them, and no live helper's. */
+START_TEST(live_cgroup_leaves_of_a_killed_helper_go)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	char dead[64], alive[64];
+	struct end e;
+	pid_t pid = fork();
+	int status;
+
+	/* No pid is that large (pid_max is at most 2^22). */
+	snprintf(dead, sizeof(dead), PARENT "/%d.1", 2147483646);
+	snprintf(alive, sizeof(alive), PARENT "/%d.1", (int)getpid());
+	ck_assert_msg(mkdir(dead, 0755) == 0 || errno == EEXIST, "%s: %s", dead, strerror(errno));
+	ck_assert_msg(mkdir(alive, 0755) == 0 || errno == EEXIST, "%s: %s", alive, strerror(errno));
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		become(CG_CALLER);
+		run(argv, NULL, &e);
+		_exit(e.outcome == ISO_OUTCOME_EXITED && e.code == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_msg(access(dead, F_OK) < 0 && errno == ENOENT, "%s is still there", dead);
+	ck_assert_int_eq(access(alive, F_OK), 0);
+	ck_assert_int_eq(rmdir(alive), 0);
+}
+END_TEST
+
 /* A file of a cgroup is root's, written by no one else. */
 static void assert_roots(const char *dir, const char *file)
 {
@@ -690,6 +719,7 @@ static Suite *cgroup_suite(void)
 	tcase_add_unless(with, live_cgroup_cpus_hold_a_busy_loop_near_its_share, have);
 	tcase_add_unless(with, live_cgroup_timeout_leaves_no_process_and_no_cgroup, have);
 	tcase_add_unless(with, live_cgroup_no_guest_or_caller_can_touch_its_cgroup, have);
+	tcase_add_unless(with, live_cgroup_leaves_of_a_killed_helper_go, have);
 	tcase_add_unless(with, live_cgroup_required_serves_and_off_says_so, have);
 	tcase_add_unless(with, live_cgroup_socket_mode_uses_the_units_delegated_cgroup, have);
 	tcase_set_timeout(without, 60);
