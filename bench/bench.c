@@ -57,19 +57,21 @@ extern char **environ;
 #define UNUSED __attribute__((unused))
 
 #define DEFAULT_N 300
-#define WARMUP 10	 /* untimed runs first: page cache, helper heap */
-#define RT_COUNT 2000	 /* channel round trips */
-#define RT_SIZE 64	 /* bytes per round-trip message */
-#define TP_COUNT 20000	 /* channel throughput messages */
-#define TP_SIZE 16384	 /* bytes per throughput message */
-#define TP_WINDOW 4	 /* in flight: under the kernel's unix datagram
+#define WARMUP 10 /* untimed runs first: page cache, helper heap */
+#define RT_COUNT 2000 /* channel round trips */
+#define RT_SIZE 64 /* bytes per round-trip message */
+#define TP_COUNT 20000 /* channel throughput messages */
+#define TP_SIZE 16384 /* bytes per throughput message */
+#define TP_WINDOW \
+	4 /* in flight: under the kernel's unix datagram
 			  * queue length (10), so no side blocks for good */
 #define ALL_MODES "lL13CfFnG24m567psaetTgxc" /* t, T: targets in turn; g: live guests; x: scaling */
-#define SCALED_MODES "1345"	   /* the scaling table's columns */
-#define DEFAULT_WINDOW_S 2	   /* seconds each scaling point runs */
-#define BIG_ARGC 1000		   /* argv entries of the big request */
-#define BIG_OVERRIDES 128	   /* overrides of the big request ... */
-#define BIG_VALUE 1000		   /* ... of this many bytes each: all 128
+#define SCALED_MODES "1345" /* the scaling table's columns */
+#define DEFAULT_WINDOW_S 2 /* seconds each scaling point runs */
+#define BIG_ARGC 1000 /* argv entries of the big request */
+#define BIG_OVERRIDES 128 /* overrides of the big request ... */
+#define BIG_VALUE \
+	1000 /* ... of this many bytes each: all 128
 				    * fit the 128 KiB datagram */
 
 static const unsigned client_counts[] = { 1, 2, 4, 8, 16 };
@@ -80,7 +82,7 @@ struct summary {
 	int measured;
 	char note[400]; /* why it was skipped, or a remark */
 	double median_us, p90_us, mb_per_s;
-	double per_s;	 /* scaling: runs per second of this client */
+	double per_s; /* scaling: runs per second of this client */
 	long rss_kib[2]; /* live guests: the helper's VmRSS before, after */
 };
 
@@ -100,8 +102,7 @@ struct mode {
 /* One timed run: 0, or -1 with the reason in s->note. */
 typedef int (*run_fn)(const void *ctx, struct summary *s);
 
-__attribute__((format(printf, 2, 3))) static void
-note(struct summary *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void note(struct summary *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -179,8 +180,7 @@ static void count_runs(run_fn run, const void *ctx, struct summary *s)
 
 /* WARMUP untimed runs, then n timed one by one; summarized when every run
  * succeeded (and memory was there). Scaling clients count instead. */
-static void time_runs(run_fn run, const void *ctx, unsigned n,
-		      struct summary *s)
+static void time_runs(run_fn run, const void *ctx, unsigned n, struct summary *s)
 {
 	double *us = calloc(n, sizeof(*us)), t0;
 	int i;
@@ -209,8 +209,7 @@ struct turn {
 
 /* time_runs() of k programs in turn, run by run, so that on a machine
  * others share all see the same moments: s[j] gets turn j's. */
-static void time_rounds(const struct turn *t, size_t k, unsigned n,
-			struct summary *s)
+static void time_rounds(const struct turn *t, size_t k, unsigned n, struct summary *s)
 {
 	double *us = calloc(k * (size_t)n, sizeof(*us)), t0;
 	int i;
@@ -233,8 +232,7 @@ static void time_rounds(const struct turn *t, size_t k, unsigned n,
 }
 
 /* time_rounds() of two contexts of one run_fn: s[0] gets a's, s[1] b's. */
-static void time_pair(run_fn run, const void *a, const void *b, unsigned n,
-		      struct summary s[2])
+static void time_pair(run_fn run, const void *a, const void *b, unsigned n, struct summary s[2])
 {
 	const struct turn t[2] = { { run, a }, { run, b } };
 
@@ -269,8 +267,7 @@ static int run_posix_spawn(UNUSED const void *ctx, struct summary *s)
 	return 0;
 }
 
-static void measure_posix_spawn(const struct mode *m, unsigned n,
-				struct summary *s)
+static void measure_posix_spawn(const struct mode *m, unsigned n, struct summary *s)
 {
 	time_runs(run_posix_spawn, m, n, s);
 }
@@ -337,9 +334,8 @@ static int run_library(const void *ctx, struct summary *s)
 	rc = iso_wait(guest, -1);
 	failed = rc != 0 || iso_guest_exit_code(guest) != 0;
 	if (failed)
-		note(s, "guest /bin/true: iso_wait %d, exit code %d, stage %s",
-		     rc, iso_guest_exit_code(guest),
-		     iso_stage_name(iso_guest_stage(guest)));
+		note(s, "guest /bin/true: iso_wait %d, exit code %d, stage %s", rc,
+		     iso_guest_exit_code(guest), iso_stage_name(iso_guest_stage(guest)));
 	else if (!s->note[0] && iso_guest_notes(guest)[0])
 		note(s, "helper notes: %s", iso_guest_notes(guest));
 	iso_guest_free(guest);
@@ -362,8 +358,7 @@ static int set_overrides(iso_spec *spec, const char *const *envp)
 }
 
 /* One warm connection to `helper`, spawning /bin/true. */
-static int open_library(struct library_ctx *lib, const char *helper,
-			struct summary *s)
+static int open_library(struct library_ctx *lib, const char *helper, struct summary *s)
 {
 	int rc;
 
@@ -377,8 +372,7 @@ static int open_library(struct library_ctx *lib, const char *helper,
 }
 
 /* A connection and the spec of the mode's guest; 0, or -1 with a note. */
-static int library_open(const struct mode *m, struct library_ctx *lib,
-			struct summary *s)
+static int library_open(const struct mode *m, struct library_ctx *lib, struct summary *s)
 {
 	int rc;
 
@@ -399,8 +393,7 @@ static void library_close(struct library_ctx *lib)
 
 /* 2, 3, a, e: one helper started once (untimed), then spawn after spawn
  * of the same spec, as a service would. */
-static void measure_library(const struct mode *m, unsigned n,
-			    struct summary *s)
+static void measure_library(const struct mode *m, unsigned n, struct summary *s)
 {
 	struct library_ctx lib;
 
@@ -548,13 +541,11 @@ static char noworld_env[200]; /* "ISOSPAWN_HELPER=" noworld_helper */
 
 /* n: mode 3 without the guest's tree (s[0]), through that helper, and
  * with it (s[1]), spawn by spawn in turn on two warm connections. */
-static void measure_library_noworld(UNUSED const struct mode *m, unsigned n,
-				    struct summary *s)
+static void measure_library_noworld(UNUSED const struct mode *m, unsigned n, struct summary *s)
 {
 	struct library_ctx without = { NULL, NULL }, with = { NULL, NULL };
 
-	if (open_library(&without, noworld_helper, s) == 0 &&
-	    open_library(&with, T_HELPER, s) == 0)
+	if (open_library(&without, noworld_helper, s) == 0 && open_library(&with, T_HELPER, s) == 0)
 		time_pair(run_library, &without, &with, n, s);
 	iso_spec_free(without.spec);
 	iso_spec_free(with.spec);
@@ -568,8 +559,7 @@ static void measure_library_noworld(UNUSED const struct mode *m, unsigned n,
 
 /* G: mode 3 with one read and one write grant of the caller's own (s[0])
  * and without (s[1]), spawn by spawn in turn on two warm connections. */
-static void measure_library_grants(UNUSED const struct mode *m, unsigned n,
-				   struct summary *s)
+static void measure_library_grants(UNUSED const struct mode *m, unsigned n, struct summary *s)
 {
 	struct library_ctx lent = { NULL, NULL }, bare = { NULL, NULL };
 	int rc;
@@ -597,14 +587,17 @@ static void remove_noworld_helper(void)
  * test installed beside the library (T_LIB); *to_py (if not NULL) and
  * *from_py are pipes to its stdin and from its stdout, its stderr goes to
  * err_fd. Returns its pid, or -1 with the reason in s->note. */
-static pid_t start_python(const char *const *args, int *to_py, int *from_py,
-			  int err_fd, struct summary *s)
+static pid_t start_python(const char *const *args, int *to_py, int *from_py, int err_fd,
+			  struct summary *s)
 {
 	char helper[200];
 	const char *argv[8] = { ISO_PYTHON, ISO_SRCDIR "/bench/bench_python.py" };
-	const char *envp[] = { "PYTHONPATH=" T_LIB, "LD_LIBRARY_PATH=" T_LIB,
-			       "PYTHONDONTWRITEBYTECODE=1", "PATH=/usr/bin:/bin",
-			       helper, NULL };
+	const char *envp[] = { "PYTHONPATH=" T_LIB,
+			       "LD_LIBRARY_PATH=" T_LIB,
+			       "PYTHONDONTWRITEBYTECODE=1",
+			       "PATH=/usr/bin:/bin",
+			       helper,
+			       NULL };
 	posix_spawn_file_actions_t fa;
 	int in[2] = { -1, -1 }, out[2], rc;
 	pid_t pid;
@@ -623,8 +616,7 @@ static pid_t start_python(const char *const *args, int *to_py, int *from_py,
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-	rc = posix_spawn(&pid, ISO_PYTHON, &fa, NULL, (char *const *)argv,
-			 (char *const *)envp);
+	rc = posix_spawn(&pid, ISO_PYTHON, &fa, NULL, (char *const *)argv, (char *const *)envp);
 	posix_spawn_file_actions_destroy(&fa);
 	if (to_py != NULL) {
 		close(in[0]);
@@ -661,8 +653,7 @@ static int end_python(pid_t pid, int err_fd, struct summary *s)
 /* p: Python's spawn+wait (s[0]) and the C library's (s[1], mode 3's
  * call), spawn by spawn in turn, each on its own warm connection. Python
  * times its own calls: the pipe between is not counted. */
-static void measure_python_pair(UNUSED const struct mode *m, unsigned n,
-				struct summary *s)
+static void measure_python_pair(UNUSED const struct mode *m, unsigned n, struct summary *s)
 {
 	const char *const args[] = { "isospawn", NULL };
 	struct library_ctx lib = { NULL, NULL };
@@ -692,8 +683,7 @@ static void measure_python_pair(UNUSED const struct mode *m, unsigned n,
 				ok = run_library(&lib, &s[1]) == 0;
 				c_us = now_us() - t0;
 			} else {
-				ok = write(to_py, "\n", 1) == 1 &&
-				     fscanf(replies, "%lf", &py) == 1;
+				ok = write(to_py, "\n", 1) == 1 && fscanf(replies, "%lf", &py) == 1;
 			}
 		}
 		if (!ok)
@@ -722,8 +712,7 @@ out:
 }
 
 /* s: subprocess.run, for reference, timed in a block of its own. */
-static void measure_python_batch(UNUSED const struct mode *m, unsigned n,
-				 struct summary *s)
+static void measure_python_batch(UNUSED const struct mode *m, unsigned n, struct summary *s)
 {
 	char count[16], warmup[16];
 	const char *const args[] = { "subprocess", count, warmup, NULL };
@@ -752,8 +741,7 @@ static void measure_python_batch(UNUSED const struct mode *m, unsigned n,
 	free(us);
 }
 #else
-static void measure_python_pair(UNUSED const struct mode *m, UNUSED unsigned n,
-				struct summary *s)
+static void measure_python_pair(UNUSED const struct mode *m, UNUSED unsigned n, struct summary *s)
 {
 	note(s, "skipped: the Python module was not built (configure found no "
 		"python3 development files)");
@@ -785,8 +773,7 @@ static int find_program(const char *name)
 /* Run the command with stdin and stdout on /dev/null and stderr on err_fd
  * (/dev/null when -1), and wait. Returns 0 when it exited 0; otherwise -1
  * with `what` and the reason in s->note. */
-static int run_command(const struct mode *m, int err_fd, const char *what,
-		       struct summary *s)
+static int run_command(const struct mode *m, int err_fd, const char *what, struct summary *s)
 {
 	const char *const *envp = m->envp ? m->envp : (const char *const *)environ;
 	posix_spawn_file_actions_t fa;
@@ -820,8 +807,7 @@ static int run_command_once(const void *ctx, struct summary *s)
 
 /* 4-7: a command per spawn. The first run's stderr is kept, so that a tool
  * that cannot work here is skipped with its own reason. */
-static void measure_command(const struct mode *m, unsigned n,
-			    struct summary *s)
+static void measure_command(const struct mode *m, unsigned n, struct summary *s)
 {
 	char first[300] = "";
 	struct stat st;
@@ -846,8 +832,9 @@ static void measure_command(const struct mode *m, unsigned n,
 		return;
 	}
 	if (m->uid == 0 && stat(tool_path, &st) == 0)
-		note(s, "%s %s", tool_path, st.st_mode & S_ISUID ?
-			 "is setuid root; run as root here" : "is not setuid: run as root");
+		note(s, "%s %s", tool_path,
+		     st.st_mode & S_ISUID ? "is setuid root; run as root here"
+					  : "is not setuid: run as root");
 	time_runs(run_command_once, m, n, s);
 }
 
@@ -873,22 +860,22 @@ static int pin_here(struct summary *s)
  * plain socketpair are measured by the very same code. */
 struct endpoint {
 	iso_guest *guest; /* the library's channel, or */
-	int fd;		  /* a plain socket */
+	int fd; /* a plain socket */
 };
 
 /* 0, or negative on failure. */
 static int send_message(const struct endpoint *e, const void *buf, size_t len)
 {
-	return e->guest ? iso_send(e->guest, buf, len) :
-	       send(e->fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+	return e->guest                                              ? iso_send(e->guest, buf, len)
+	       : send(e->fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len ? 0
+								     : -1;
 }
 
 /* The message's length, or negative on failure (never EINTR: this
  * program installs no signal handlers). */
 static long receive_message(const struct endpoint *e, void *buf, size_t cap)
 {
-	return e->guest ? iso_recv(e->guest, buf, cap, -1) :
-			  (long)recv(e->fd, buf, cap, 0);
+	return e->guest ? iso_recv(e->guest, buf, cap, -1) : (long)recv(e->fd, buf, cap, 0);
 }
 
 static char out_buf[TP_SIZE], in_buf[TP_SIZE];
@@ -931,8 +918,7 @@ static void measure_echo(const struct endpoint *e, struct summary *s)
 static const char *const probe_echo[] = { T_PROBE, "echo", NULL };
 
 /* `probe echo` behind the isospawn channel, default confinement. */
-static void measure_channel_iso(UNUSED const struct mode *m, UNUSED unsigned n,
-				struct summary *s)
+static void measure_channel_iso(UNUSED const struct mode *m, UNUSED unsigned n, struct summary *s)
 {
 	struct endpoint e = { .guest = NULL, .fd = -1 };
 	iso_conn *conn = NULL;
@@ -944,8 +930,7 @@ static void measure_channel_iso(UNUSED const struct mode *m, UNUSED unsigned n,
 	if ((rc = iso_open(&conn)) < 0 || (rc = iso_spec_new(&spec)) < 0 ||
 	    (rc = iso_spec_set_program(spec, T_PROBE)) < 0 ||
 	    (rc = iso_spec_set_argv(spec, probe_echo)) < 0 ||
-	    (rc = iso_spec_set_channel(spec, 1)) < 0 ||
-	    (rc = iso_spawn(conn, spec, &e.guest)) < 0)
+	    (rc = iso_spec_set_channel(spec, 1)) < 0 || (rc = iso_spawn(conn, spec, &e.guest)) < 0)
 		note(&s[0], "probe echo: %s (%s)", iso_strerror(rc), iso_last_error());
 	else
 		measure_echo(&e, s);
@@ -956,8 +941,7 @@ static void measure_channel_iso(UNUSED const struct mode *m, UNUSED unsigned n,
 
 /* The same probe on a plain socketpair(SOCK_SEQPACKET), started by the
  * caller itself: no helper, no confinement, only the kernel between. */
-static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n,
-				 struct summary *s)
+static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n, struct summary *s)
 {
 	struct endpoint e = { .guest = NULL, .fd = -1 };
 	posix_spawn_file_actions_t fa;
@@ -992,8 +976,7 @@ static void measure_channel_pair(UNUSED const struct mode *m, UNUSED unsigned n,
 
 /* t (uid 65534): posix_spawn+waitpid (s[0]), then spawn+wait through a
  * warm connection (s[1]), round after round. */
-static void measure_target_library(const struct mode *m, unsigned n,
-				   struct summary *s)
+static void measure_target_library(const struct mode *m, unsigned n, struct summary *s)
 {
 	struct library_ctx lib;
 	struct turn t[2] = { { run_posix_spawn, NULL }, { run_library, &lib } };
@@ -1013,12 +996,11 @@ static int run_command_turn(const void *ctx, struct summary *s)
 /* T (root): /bin/true as root (s[0]), bwrap (s[1]), /bin/true as the
  * caller (s[2]), the CLI as the caller (s[3]), round after round; each
  * command started the same way, the caller's through setpriv(1). */
-static void measure_target_cli(const struct mode *m, unsigned n,
-			       struct summary *s)
+static void measure_target_cli(const struct mode *m, unsigned n, struct summary *s)
 {
 	static char bwrap[4096];
-	const char *const bwrap_argv[] = { bwrap, "--ro-bind", "/", "/", "--unshare-all",
-					   "/bin/true", NULL };
+	const char *const bwrap_argv[] = { bwrap,           "--ro-bind", "/", "/",
+					   "--unshare-all", "/bin/true", NULL };
 	const struct mode cmd[4] = {
 		{ 'T', "", 0, NULL, ARGV("/bin/true"), NULL },
 		{ 'T', "", 0, NULL, bwrap_argv, NULL },
@@ -1049,31 +1031,31 @@ static const char *big_env[BIG_OVERRIDES + 1];
 
 /* The spawn modes first; ratios divide by modes[0]. */
 static const struct mode modes[] = {
-	{ '1', "posix_spawn + waitpid (uid 65534)", T_CALLER,
-	  measure_posix_spawn, NULL, NULL },
+	{ '1', "posix_spawn + waitpid (uid 65534)", T_CALLER, measure_posix_spawn, NULL, NULL },
 	/* What starting any command costs here: 4-7 minus this is the tool. */
-	{ 'l', "launcher alone: the command /bin/true as 4-7 start theirs (uid 65534)",
-	  T_CALLER, measure_command, ARGV("/bin/true"), NULL },
-	{ 'L', "launcher alone: the command /bin/true as 4-7 start theirs (root)",
-	  0, measure_command, ARGV("/bin/true"), NULL },
-	{ '2', "libisospawn, warm helper, unconfined rule (uid 4000004)",
-	  T_UNCONFINED, measure_library, NULL, NULL },
-	{ '3', "libisospawn, warm helper, default confinement (uid 65534)",
-	  T_CALLER, measure_library, NULL, NULL },
+	{ 'l', "launcher alone: the command /bin/true as 4-7 start theirs (uid 65534)", T_CALLER,
+	  measure_command, ARGV("/bin/true"), NULL },
+	{ 'L', "launcher alone: the command /bin/true as 4-7 start theirs (root)", 0,
+	  measure_command, ARGV("/bin/true"), NULL },
+	{ '2', "libisospawn, warm helper, unconfined rule (uid 4000004)", T_UNCONFINED,
+	  measure_library, NULL, NULL },
+	{ '3', "libisospawn, warm helper, default confinement (uid 65534)", T_CALLER,
+	  measure_library, NULL, NULL },
 	/* What the guest's cgroup costs, where the host has one. */
-	{ 'C', "3 with its cgroup against without ('cgroup off', uid 4000123), in turn",
-	  0, measure_cgroup_pair, NULL, NULL },
-	{ 'f', "floor: a forked reaper in new PID, IPC and mount namespaces vforks "
-	  "/bin/true (no isospawn code; root)", 0, measure_floor, NULL, NULL },
+	{ 'C', "3 with its cgroup against without ('cgroup off', uid 4000123), in turn", 0,
+	  measure_cgroup_pair, NULL, NULL },
+	{ 'f',
+	  "floor: a forked reaper in new PID, IPC and mount namespaces vforks "
+	  "/bin/true (no isospawn code; root)",
+	  0, measure_floor, NULL, NULL },
 	{ 'F', "floor as f, the reaper sharing the caller's memory (CLONE_VM; root)", 0,
 	  measure_floor, NULL, NULL },
-	{ 'n', "3 without the guest's mount namespace (bench-only helper)",
-	  T_CALLER, measure_library_noworld, NULL, NULL },
-	{ 'G', "3 with a read and a write grant of the caller's own directories",
-	  T_CALLER, measure_library_grants, NULL, NULL },
-	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER,
-	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
-	  ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
+	{ 'n', "3 without the guest's mount namespace (bench-only helper)", T_CALLER,
+	  measure_library_noworld, NULL, NULL },
+	{ 'G', "3 with a read and a write grant of the caller's own directories", T_CALLER,
+	  measure_library_grants, NULL, NULL },
+	{ '4', "isospawn CLI, fresh helper per run (uid 65534)", T_CALLER, measure_command,
+	  ARGV(T_CLI, "--", "/bin/true"), ARGV("LD_LIBRARY_PATH=" T_LIB, t_helper_env) },
 	{ 'm', "4 without the guest's mount namespace (bench-only helper)", T_CALLER,
 	  measure_command, ARGV(T_CLI, "--", "/bin/true"),
 	  ARGV("LD_LIBRARY_PATH=" T_LIB, noworld_env) },
@@ -1083,24 +1065,24 @@ static const struct mode modes[] = {
 	  ARGV("sudo", "-u", "nobody", "/bin/true"), NULL },
 	{ '7', "firejail --noprofile (root)", 0, measure_command,
 	  ARGV("firejail", "--noprofile", "/bin/true"), NULL },
-	{ 'p', "Python: Connection().spawn(['/bin/true']).wait(), warm helper, "
-	  "default confinement (uid 65534)", T_CALLER, measure_python_pair, NULL,
-	  NULL },
-	{ 's', "Python: subprocess.run(['/bin/true']), for reference (uid 65534)",
-	  T_CALLER, measure_python_batch, NULL, NULL },
-	{ 'a', "as 3, argv of 1,000 entries", T_CALLER, measure_library,
-	  big_argv, NULL },
-	{ 'e', "as 3, 128 overrides of 1,000-byte values", T_CALLER,
-	  measure_library, NULL, big_env },
+	{ 'p',
+	  "Python: Connection().spawn(['/bin/true']).wait(), warm helper, "
+	  "default confinement (uid 65534)",
+	  T_CALLER, measure_python_pair, NULL, NULL },
+	{ 's', "Python: subprocess.run(['/bin/true']), for reference (uid 65534)", T_CALLER,
+	  measure_python_batch, NULL, NULL },
+	{ 'a', "as 3, argv of 1,000 entries", T_CALLER, measure_library, big_argv, NULL },
+	{ 'e', "as 3, 128 overrides of 1,000-byte values", T_CALLER, measure_library, NULL,
+	  big_env },
 	/* In-turn targets: not rows of the table (print_targets). */
 	{ 't', "targets: posix_spawn, then the library, in turn (uid 65534)", T_CALLER,
 	  measure_target_library, NULL, NULL },
 	{ 'T', "targets: true, bwrap, true and the CLI as uid 65534, in turn (root)", 0,
 	  measure_target_cli, NULL, NULL },
-	{ 'c', "isospawn channel: probe echo, default confinement", T_CALLER,
-	  measure_channel_iso, NULL, NULL },
-	{ 'c', "socketpair: the same probe, started by the caller", T_CALLER,
-	  measure_channel_pair, NULL, NULL },
+	{ 'c', "isospawn channel: probe echo, default confinement", T_CALLER, measure_channel_iso,
+	  NULL, NULL },
+	{ 'c', "socketpair: the same probe, started by the caller", T_CALLER, measure_channel_pair,
+	  NULL, NULL },
 };
 #define MODES (sizeof(modes) / sizeof(modes[0]))
 #define CHANNEL_ISO (MODES - 2)
@@ -1108,8 +1090,9 @@ static const struct mode modes[] = {
 
 /* g: spawn latency and helper memory beside live guests. */
 static const struct mode live_mode = {
-	'g', "as 3, beside sleeping guests on the same connection (uid 4000050)",
-	T_MANY, measure_live, NULL, NULL
+	'g',    "as 3, beside sleeping guests on the same connection (uid 4000050)",
+	T_MANY, measure_live,
+	NULL,   NULL
 };
 
 /* Everything the measuring children write, in memory shared with them. */
@@ -1133,8 +1116,7 @@ static size_t mode_index(char key)
 /* Fork a child that measures m as m->uid, writing into s and its timings
  * into samples (both shared memory, samples may be NULL), so nothing it
  * does (privilege drop, helper, guests) stays. Returns its pid, or -1. */
-static pid_t start_child(const struct mode *m, unsigned n, struct summary *s,
-			 double *samples)
+static pid_t start_child(const struct mode *m, unsigned n, struct summary *s, double *samples)
 {
 	pid_t pid;
 
@@ -1164,17 +1146,15 @@ static void finish_child(pid_t pid, struct summary *s)
 		     (unsigned)status);
 }
 
-static void run_in_child(const struct mode *m, unsigned n, struct summary *s,
-			 double *samples)
+static void run_in_child(const struct mode *m, unsigned n, struct summary *s, double *samples)
 {
 	finish_child(start_child(m, n, s, samples), s);
 }
 
 /* `clients` children measure m at once for window_s seconds; the sum of
  * their rates, or 0 with the first failure's reason in s[0]. */
-static double run_clients(const struct mode *m, unsigned clients,
-			  double window_s, struct results *res,
-			  struct summary *s)
+static double run_clients(const struct mode *m, unsigned clients, double window_s,
+			  struct results *res, struct summary *s)
 {
 	int ready[2], go[2];
 	pid_t pid[16];
@@ -1237,9 +1217,10 @@ static void describe_machine(unsigned n)
 			break;
 	if (f)
 		fclose(f);
-	snprintf(machine, sizeof(machine), "isospawn-bench, %s, kernel %s, N=%u, "
-		 "CPU %s (%ld online)", date, u.release, n, cpu,
-		 sysconf(_SC_NPROCESSORS_ONLN));
+	snprintf(machine, sizeof(machine),
+		 "isospawn-bench, %s, kernel %s, N=%u, "
+		 "CPU %s (%ld online)",
+		 date, u.release, n, cpu, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* The CSV files (-o): one row per result, every timing. NULL: none. */
@@ -1247,9 +1228,8 @@ static FILE *csv, *csv_samples;
 
 /* A row of PREFIX.csv; the label last, quoted, so that the numeric
  * columns keep their places whatever it holds. */
-static void csv_row(const char *table, char key, const char *x,
-		    const struct summary *s, const char *ratio,
-		    const char *value, const char *label)
+static void csv_row(const char *table, char key, const char *x, const struct summary *s,
+		    const char *ratio, const char *value, const char *label)
 {
 	if (!csv)
 		return;
@@ -1261,8 +1241,7 @@ static void csv_row(const char *table, char key, const char *x,
 	fprintf(csv, "%s,%s,\"%s\"\n", ratio, value, label);
 }
 
-static void csv_samples_of(char key, const char *x, const double *us,
-			   unsigned n)
+static void csv_samples_of(char key, const char *x, const double *us, unsigned n)
 {
 	for (unsigned i = 0; csv_samples && i < n; i++)
 		fprintf(csv_samples, "%c,%s,%.1f\n", key, x, us[i]);
@@ -1282,15 +1261,14 @@ static const struct summary *result_of(struct summary (*r)[4], char key)
 }
 
 /* x against y, medians and p90s, when both ran. */
-static void print_ratio(const struct summary *x, const struct summary *y,
-			const char *label)
+static void print_ratio(const struct summary *x, const struct summary *y, const char *label)
 {
 	if (!x || !y || !x->measured || !y->measured)
 		return;
 	printf("- %s: median %.0f against %.0f µs (%+.1f %%), p90 %.0f against %.0f µs "
-	       "(%+.1f %%)\n", label, x->median_us, y->median_us,
-	       100 * (x->median_us / y->median_us - 1), x->p90_us, y->p90_us,
-	       100 * (x->p90_us / y->p90_us - 1));
+	       "(%+.1f %%)\n",
+	       label, x->median_us, y->median_us, 100 * (x->median_us / y->median_us - 1),
+	       x->p90_us, y->p90_us, 100 * (x->p90_us / y->p90_us - 1));
 }
 
 /* The targets measured in turn are not rows of the spawn table. */
@@ -1309,16 +1287,17 @@ static void print_spawn_table(struct summary (*r)[4], const char *which)
 	for (size_t i = 0; i < CHANNEL_ISO; i++) {
 		if (!strchr(which, modes[i].key) || in_turn(modes[i].key))
 			continue;
-		snprintf(ratio, sizeof(ratio), "%.2f", base->measured && r[i]->measured
-			 ? r[i]->median_us / base->median_us : 0.0);
+		snprintf(ratio, sizeof(ratio), "%.2f",
+			 base->measured && r[i]->measured ? r[i]->median_us / base->median_us
+							  : 0.0);
 		printf("| %c. %s | ", modes[i].key, modes[i].label);
 		if (!r[i]->measured)
 			printf("— | — | skipped |\n");
 		else
 			printf("%.0f | %.0f | %s |\n", r[i]->median_us, r[i]->p90_us,
 			       base->measured ? ratio : "—");
-		csv_row("spawn", modes[i].key, "", r[i], base->measured &&
-			r[i]->measured ? ratio : "", "", modes[i].label);
+		csv_row("spawn", modes[i].key, "", r[i],
+			base->measured && r[i]->measured ? ratio : "", "", modes[i].label);
 	}
 	printf("\n");
 	for (size_t i = 0; i < CHANNEL_ISO; i++)
@@ -1380,7 +1359,8 @@ static void print_targets(struct summary (*r)[4])
 		       "(one run of each after the other, round after round):\n\n"
 		       "| in turn | median µs | p90 µs |\n|---|---:|---:|\n");
 		turn_row('t', "t. posix_spawn + waitpid (uid 65534)", &t[0]);
-		turn_row('t', "t. libisospawn, warm helper, default confinement (uid 65534)", &t[1]);
+		turn_row('t', "t. libisospawn, warm helper, default confinement (uid 65534)",
+			 &t[1]);
 		turn_row('T', "T. launcher alone: /bin/true (root)", &T[0]);
 		turn_row('T', "T. bwrap --ro-bind / / --unshare-all (root)", &T[1]);
 		turn_row('T', "T. launcher alone: setpriv to uid 65534, /bin/true", &T[2]);
@@ -1426,11 +1406,11 @@ static void print_live_table(const struct summary *live)
 
 		snprintf(x, sizeof(x), "%u", guest_counts[i]);
 		snprintf(rss, sizeof(rss), "%ld", s->rss_kib[1]);
-		snprintf(ratio, sizeof(ratio), "%.2f", live[0].measured && s->measured
-			 ? s->median_us / live[0].median_us : 0.0);
+		snprintf(ratio, sizeof(ratio), "%.2f",
+			 live[0].measured && s->measured ? s->median_us / live[0].median_us : 0.0);
 		if (s->measured)
-			printf("| %s | %.0f | %.0f | %s | %s |\n", x, s->median_us,
-			       s->p90_us, live[0].measured ? ratio : "—", rss);
+			printf("| %s | %.0f | %.0f | %s | %s |\n", x, s->median_us, s->p90_us,
+			       live[0].measured ? ratio : "—", rss);
 		else
 			printf("| %s | — | — | skipped | — |\n", x);
 		csv_row("guests", 'g', x, s, live[0].measured && s->measured ? ratio : "",
@@ -1465,14 +1445,14 @@ static void print_scaling_table(const struct results *res, double window_s)
 
 			snprintf(value, sizeof(value), "%.0f", total);
 			printf(" %s |", total > 0 ? value : "—");
-			csv_row("scaling", keys[k], x, NULL, "", total > 0 ? value : "",
-				m->label);
+			csv_row("scaling", keys[k], x, NULL, "", total > 0 ? value : "", m->label);
 		}
 		printf("\n");
 	}
 	printf("\nEach client process runs its mode's spawn+wait (or command) one "
 	       "after another for %.0f s after a common start; the sum of their "
-	       "rates.\n", window_s);
+	       "rates.\n",
+	       window_s);
 	for (k = 0; keys[k]; k++)
 		for (c = 0; c < COUNT(client_counts); c++)
 			if (res->scale[k][c][0].note[0] && res->scale_total[k][c] <= 0)
@@ -1506,8 +1486,8 @@ static void print_channel_table(struct summary (*r)[4])
 		printf("| ratio | %.2f | %.2f | %.2f |\n", iso[0].median_us / pair[0].median_us,
 		       iso[0].p90_us / pair[0].p90_us, iso[1].mb_per_s / pair[1].mb_per_s);
 	printf("\nRound trips: %d of %d B. Throughput: %d messages of %d KiB, "
-	       "%d in flight, counted one way.\n", RT_COUNT, RT_SIZE, TP_COUNT,
-	       TP_SIZE / 1024, TP_WINDOW);
+	       "%d in flight, counted one way.\n",
+	       RT_COUNT, RT_SIZE, TP_COUNT, TP_SIZE / 1024, TP_WINDOW);
 	for (size_t i = CHANNEL_ISO; i < MODES; i++)
 		for (int row = 0; row < 2; row++)
 			if (r[i][row].note[0])
@@ -1550,7 +1530,8 @@ static int open_csv(const char *prefix)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]\n"
+	fprintf(stderr,
+		"usage: isospawn-bench [-n N] [-m MODES] [-d SECONDS] [-o PREFIX]\n"
 		"  -n N       spawns per mode (default %d; at least 200 for bench/RESULTS.md:\n"
 		"             fewer make a noisy p90)\n"
 		"  -m MODES   which to run, from \"%s\" (n, m = modes 3, 4 without the\n"
@@ -1597,13 +1578,14 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	if (geteuid() != 0) {
-		fprintf(stderr, "isospawn-bench: run it as root: it installs the "
-			"setuid test helper, then measures as uid %u\n", T_CALLER);
+		fprintf(stderr,
+			"isospawn-bench: run it as root: it installs the "
+			"setuid test helper, then measures as uid %u\n",
+			T_CALLER);
 		return 1;
 	}
 	nsamples = (MODES + COUNT(guest_counts)) * n;
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	samples = mmap(NULL, nsamples * sizeof(*samples), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED || samples == MAP_FAILED) {
@@ -1617,12 +1599,13 @@ int main(int argc, char **argv)
 	}
 	fill_big_request();
 	test_install();
-	snprintf(noworld_helper, sizeof(noworld_helper), "%s/isospawn-helper-noworld.%d",
-		 T_BIN, (int)getpid());
+	snprintf(noworld_helper, sizeof(noworld_helper), "%s/isospawn-helper-noworld.%d", T_BIN,
+		 (int)getpid());
 	test_install_file(ISO_BUILDDIR "/bench/isospawn-helper-noworld", noworld_helper, 04755);
 	snprintf(noworld_env, sizeof(noworld_env), "ISOSPAWN_HELPER=%s", noworld_helper);
 	atexit(remove_noworld_helper);
-	if ((mkdir(LENT_READ, 0700) < 0 && errno != EEXIST) || chown(LENT_READ, T_CALLER, T_CALLER) < 0 ||
+	if ((mkdir(LENT_READ, 0700) < 0 && errno != EEXIST) ||
+	    chown(LENT_READ, T_CALLER, T_CALLER) < 0 ||
 	    (mkdir(LENT_WRITE, 0700) < 0 && errno != EEXIST) ||
 	    chown(LENT_WRITE, T_CALLER, T_CALLER) < 0) {
 		fprintf(stderr, "isospawn-bench: %s: %s\n", T_SHARED, strerror(errno));
@@ -1643,9 +1626,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t k = 0; strchr(which, 'x') && k < sizeof(SCALED_MODES) - 1; k++)
 		for (size_t c = 0; c < COUNT(client_counts); c++)
-			res->scale_total[k][c] =
-				run_clients(&modes[mode_index(SCALED_MODES[k])],
-					    client_counts[c], window_s, res, res->scale[k][c]);
+			res->scale_total[k][c] = run_clients(&modes[mode_index(SCALED_MODES[k])],
+							     client_counts[c], window_s, res,
+							     res->scale[k][c]);
 
 	print_spawn_table(res->mode, which);
 	print_targets(res->mode);
@@ -1665,8 +1648,7 @@ int main(int argc, char **argv)
 			csv_samples_of('g', x, &samples[(MODES + i) * n], n);
 	}
 	if (csv && (fclose(csv) != 0 || fclose(csv_samples) != 0)) {
-		fprintf(stderr, "isospawn-bench: writing %s.csv: %s\n", prefix,
-			strerror(errno));
+		fprintf(stderr, "isospawn-bench: writing %s.csv: %s\n", prefix, strerror(errno));
 		return 1;
 	}
 	return 0;

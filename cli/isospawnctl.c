@@ -127,7 +127,8 @@ static void summarize(const struct iso_rule *r)
 		       r->timeout_default_ms / 1000);
 	printf(", seccomp %s %s, seccomp-deny ", seccomp[r->seccomp], action[r->seccomp_action]);
 	put_words(r->seccomp_deny, "none");
-	printf(", landlock %s (ABI %d or later), read ", landlock[r->landlock], r->landlock_min_abi);
+	printf(", landlock %s (ABI %d or later), read ", landlock[r->landlock],
+	       r->landlock_min_abi);
 	put_words(r->read, "none");
 	fputs(", write ", stdout);
 	put_words(r->write, "none");
@@ -205,7 +206,8 @@ static int warn_unsafe_program(const struct iso_rule *r, const char *program)
 		}
 	}
 	if (rc < 0)
-		fprintf(stderr, "%s:%u: warning: programs path %s: %s: whoever may change it "
+		fprintf(stderr,
+			"%s:%u: warning: programs path %s: %s: whoever may change it "
 			"picks the code guests run, as under 'programs any'\n",
 			r->file, r->line, program, why);
 	return rc < 0;
@@ -224,7 +226,8 @@ static void warn_shadowed(const struct iso_policy *policy, size_t i)
 
 		if (above->match == r->match && above->id == r->id &&
 		    r->match != ISO_MATCH_NOBODY) {
-			fprintf(stderr, "%s:%u: warning: rule %s never decides: the rule at %s:%u "
+			fprintf(stderr,
+				"%s:%u: warning: rule %s never decides: the rule at %s:%u "
 				"(%s) matches every caller it would, and the first match decides\n",
 				r->file, r->line, r->match_text, above->file, above->line,
 				above->match_text);
@@ -242,13 +245,14 @@ static int pool_holding_account(const struct iso_policy *policy, uint32_t id, co
 		const struct iso_rule *r = &policy->rules[i];
 
 		if (id >= r->pool_first && id <= r->pool_last) {
-			fprintf(stderr, "%s:%u: expected a pool without accounts, got '%" PRIu32 "-%"
-				PRIu32 "': %s %" PRIu32 " is the %s '%s' (the helper %s)\n",
+			fprintf(stderr,
+				"%s:%u: expected a pool without accounts, got '%" PRIu32 "-%" PRIu32
+				"': %s %" PRIu32 " is the %s '%s' (the helper %s)\n",
 				r->at[ISO_KW_POOL].file, r->at[ISO_KW_POOL].line, r->pool_first,
-				r->pool_last,
-				kind[0] == 'u' ? "uid" : "gid", id, kind, name,
+				r->pool_last, kind[0] == 'u' ? "uid" : "gid", id, kind, name,
 				id == r->pool_first ? "refuses every caller of the rule, whose "
-				"template it builds as the pool's first uid" : "leases it to no guest");
+						      "template it builds as the pool's first uid"
+						    : "leases it to no guest");
 			return 1;
 		}
 	}
@@ -275,7 +279,6 @@ static int pools_holding_accounts(const struct iso_policy *policy)
 	endgrent();
 	return found;
 }
-
 
 /* ---- check ---- */
 
@@ -344,9 +347,11 @@ static void warn_members_outside(const struct iso_rule *r)
 			 nout > 1 ? ", " : "", LOGIN_NAME_MAX, in_rule[i].name);
 	}
 	if (nout > 0)
-		fprintf(stderr, "%s:%u: warning: %s has members outside group %s (%s%s): they "
+		fprintf(stderr,
+			"%s:%u: warning: %s has members outside group %s (%s%s): they "
 			"cannot run the setuid helper %s nor reach isospawn.socket; add them to "
-			"group %s\n", r->file, r->line, r->match_text,
+			"group %s\n",
+			r->file, r->line, r->match_text,
 			group_name(gate, gate_name, sizeof(gate_name)), names,
 			nout > 8 ? ", ..." : "", iso__helper_path(), gate_name);
 }
@@ -359,10 +364,13 @@ static void warn_no_syslog(const struct iso_policy *policy)
 	if (stat("/dev/log", &st) == 0 && S_ISSOCK(st.st_mode))
 		return;
 	if (policy->audit_log != NULL)
-		fprintf(stderr, "isospawnctl: warning: no syslog socket at /dev/log: the helper's "
-			"log reaches only its audit-log %s\n", policy->audit_log);
+		fprintf(stderr,
+			"isospawnctl: warning: no syslog socket at /dev/log: the helper's "
+			"log reaches only its audit-log %s\n",
+			policy->audit_log);
 	else
-		fprintf(stderr, "isospawnctl: warning: no syslog socket at /dev/log: the helper's "
+		fprintf(stderr,
+			"isospawnctl: warning: no syslog socket at /dev/log: the helper's "
 			"log is lost; name an audit-log file in the policy (isospawn.conf(5))\n");
 }
 
@@ -386,13 +394,17 @@ static int check_audit_log(const char *policy_file, const char *path, int root)
 			return 0; /* the helper creates it */
 		iso_why_errno(why, sizeof(why), "%s", path);
 	} else if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(why, sizeof(why), "%s: expected a regular file of root's that no one else "
-			 "may write", path);
+		snprintf(why, sizeof(why),
+			 "%s: expected a regular file of root's that no one else "
+			 "may write",
+			 path);
 	} else {
 		return 0;
 	}
-	fprintf(stderr, "%s: audit-log %s: %s: the helper refuses every caller until it can "
-		"append to it\n", policy_file, path, why);
+	fprintf(stderr,
+		"%s: audit-log %s: %s: the helper refuses every caller until it can "
+		"append to it\n",
+		policy_file, path, why);
 	return 1;
 }
 
@@ -454,7 +466,7 @@ static int cmd_check(int argc, char **argv, int quiet)
 		.flags = ISO_POLICY_COLLECT | (draft ? ISO_POLICY_DRAFT : 0) |
 			 (root ? 0 : ISO_POLICY_UNCHECKED),
 	};
-	char (*files)[PATH_MAX] = calloc((size_t)argc + 1, PATH_MAX);
+	char(*files)[PATH_MAX] = calloc((size_t)argc + 1, PATH_MAX);
 	const char **names = calloc((size_t)argc + 1, sizeof(*names));
 	const char *path = ISO_POLICY_PATH;
 	struct iso_policy all;
@@ -499,10 +511,10 @@ static int cmd_check(int argc, char **argv, int quiet)
 		printf("policy OK: %zu rule%s\n", all.nrules, all.nrules == 1 ? "" : "s");
 	else if (rc < 0 && draft)
 		fprintf(stderr, "isospawnctl: invalid: the helper would refuse every caller with "
-			"this policy\n");
+				"this policy\n");
 	else if (rc < 0)
 		fprintf(stderr, "isospawnctl: the policy is invalid: the helper refuses every "
-			"caller until it is fixed\n");
+				"caller until it is fixed\n");
 	policy_free(&all);
 	free(files);
 	free(names);
@@ -535,10 +547,16 @@ static void add_row(const struct iso_wire_msg *m, void *arg)
 	if ((v = reallocarray(rows->v, rows->n + 1, sizeof(*v))) == NULL)
 		die(EXIT_PROBLEM, "out of memory");
 	rows->v = v;
-	v[rows->n] = (struct row){ .helper = g->helper, .id = m->id, .caller = g->caller,
-				   .uid = g->uid, .pid = g->pid, .network = g->network,
-				   .start_ticks = g->start_ticks, .started_us = g->started_us,
-				   .timeout_ms = g->timeout_ms, .program = strdup(g->program) };
+	v[rows->n] = (struct row){ .helper = g->helper,
+				   .id = m->id,
+				   .caller = g->caller,
+				   .uid = g->uid,
+				   .pid = g->pid,
+				   .network = g->network,
+				   .start_ticks = g->start_ticks,
+				   .started_us = g->started_us,
+				   .timeout_ms = g->timeout_ms,
+				   .program = strdup(g->program) };
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
 		v[rows->n].limits[i] = (g->limits_set & 1u << i) ? g->limits[i] : UINT64_MAX;
 	if (v[rows->n++].program == NULL)
@@ -643,8 +661,8 @@ static void format_elapsed(uint64_t us, char *buf, size_t n)
 	uint64_t s = us / 1000000;
 
 	if (s >= 3600)
-		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600,
-			 s / 60 % 60, s % 60);
+		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600, s / 60 % 60,
+			 s % 60);
 	else if (s >= 60)
 		snprintf(buf, n, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
 	else
@@ -673,15 +691,16 @@ static void print_rows_json(const struct rows *rows)
 
 		format_time(r->started_us, 1, started, sizeof(started));
 		printf("%s\n  {\"id\": \"%u.%u\", \"helper_pid\": %u, \"caller_uid\": %u, "
-		       "\"caller\": ", i == 0 ? "" : ",", r->helper, r->id, r->helper, r->caller);
+		       "\"caller\": ",
+		       i == 0 ? "" : ",", r->helper, r->id, r->helper, r->caller);
 		if (name != NULL)
 			json_string(stdout, name);
 		else
 			fputs("null", stdout);
 		printf(", \"guest_uid\": %u, \"pid\": %u, \"program\": ", r->uid, r->pid);
 		json_string(stdout, r->program);
-		printf(", \"started\": \"%s\", \"elapsed_s\": %" PRIu64 ", \"timeout_s\": ", started,
-		       (now_us() - r->started_us) / 1000000);
+		printf(", \"started\": \"%s\", \"elapsed_s\": %" PRIu64 ", \"timeout_s\": ",
+		       started, (now_us() - r->started_us) / 1000000);
 		if (r->timeout_ms != 0)
 			printf("%" PRIu64, r->timeout_ms / 1000);
 		else
@@ -694,7 +713,8 @@ static void print_rows_json(const struct rows *rows)
 				iso_limit_format(l, r->limits[l], value, sizeof(value));
 			else
 				snprintf(value, sizeof(value), "%" PRIu64, r->limits[l]);
-			printf("%s\"%s\": %s", l == 0 ? "" : ", ", iso_limit_name((enum iso_limit)l),
+			printf("%s\"%s\": %s", l == 0 ? "" : ", ",
+			       iso_limit_name((enum iso_limit)l),
 			       r->limits[l] == UINT64_MAX ? "null" : value);
 		}
 		fputs("}}", stdout);
@@ -763,8 +783,9 @@ static void stop_as_root(const struct row *r)
 	if (iso_record_kill(&g) < 0)
 		return; /* ended in the meantime */
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, r->uid);
-	for (int i = 0; i < 100 && iso_record_read(path, buf, sizeof(buf), &m) == 1 &&
-			m.u.guest.pid == r->pid; i++)
+	for (int i = 0;
+	     i < 100 && iso_record_read(path, buf, sizeof(buf), &m) == 1 && m.u.guest.pid == r->pid;
+	     i++)
 		usleep(100000);
 }
 
@@ -795,8 +816,7 @@ static int cmd_stop(int argc, char **argv)
 		if (by_id ? rows.v[i].helper == helper && rows.v[i].id == id : rows.v[i].uid == uid)
 			r = &rows.v[i];
 	if (r == NULL)
-		die(EXIT_PROBLEM, "no live guest %s%s", argv[0],
-		    geteuid() == 0 ? "" : " of yours");
+		die(EXIT_PROBLEM, "no live guest %s%s", argv[0], geteuid() == 0 ? "" : " of yours");
 	if (geteuid() == 0)
 		stop_as_root(r);
 	else
@@ -812,12 +832,12 @@ static int cmd_stop(int argc, char **argv)
 /* After a value the rule does not set itself: where it comes from. */
 static const char *from(const struct iso_origin *o)
 {
-	return o->by == ISO_SET_RULE ? "" : o->by == ISO_SET_DEFAULTS ? " (from defaults)"
-								       : " (built-in default)";
+	return o->by == ISO_SET_RULE       ? ""
+	       : o->by == ISO_SET_DEFAULTS ? " (from defaults)"
+					   : " (built-in default)";
 }
 
-static void print_list(const char *key, char **words, const char *none,
-		       const struct iso_origin *o)
+static void print_list(const char *key, char **words, const char *none, const struct iso_origin *o)
 {
 	printf("  %-13s ", key);
 	put_words(words, none);
@@ -854,33 +874,43 @@ static void describe(const struct iso_rule *r)
 	}
 	if (r->timeout_max_ms != 0)
 		printf("  %-13s at most %" PRIu64 " s; %" PRIu64 " s unless asked%s\n", "timeout",
-		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000, from(&at[ISO_KW_TIMEOUT]));
+		       r->timeout_max_ms / 1000, r->timeout_default_ms / 1000,
+		       from(&at[ISO_KW_TIMEOUT]));
 	else if (r->timeout_default_ms != 0)
 		printf("  %-13s %" PRIu64 " s unless asked; no ceiling%s\n", "timeout",
 		       r->timeout_default_ms / 1000, from(&at[ISO_KW_TIMEOUT]));
 	else
 		printf("  %-13s none, and no ceiling%s\n", "timeout", from(&at[ISO_KW_TIMEOUT]));
-	printf("  %-13s %s%s\n", "network", r->network_none_only ? "none (guests may not ask for host)"
+	printf("  %-13s %s%s\n", "network",
+	       r->network_none_only                     ? "none (guests may not ask for host)"
 	       : r->network_default == ISO_NETWORK_NONE ? "none (guests may ask for host)"
-	       : "host (guests may ask for none)", from(&at[ISO_KW_NETWORK]));
+							: "host (guests may ask for none)",
+	       from(&at[ISO_KW_NETWORK]));
 	printf("  %-13s %s, a denied call %s%s\n", "seccomp", seccomp[r->seccomp],
 	       r->seccomp_action == ISO_SECCOMP_KILL ? "kills the guest" : "fails with EPERM",
 	       from(&at[r->at[ISO_KW_SECCOMP].by >= r->at[ISO_KW_SECCOMP_ACTION].by
-			? ISO_KW_SECCOMP : ISO_KW_SECCOMP_ACTION]));
+			    ? ISO_KW_SECCOMP
+			    : ISO_KW_SECCOMP_ACTION]));
 	print_list("seccomp-deny", r->seccomp_deny, "none", &at[ISO_KW_SECCOMP_DENY]);
 	printf("  %-13s %s, ABI %d or later%s\n", "landlock", landlock[r->landlock],
-	       r->landlock_min_abi, from(&at[r->at[ISO_KW_LANDLOCK].by >= r->at[ISO_KW_LANDLOCK_ABI].by
-					     ? ISO_KW_LANDLOCK : ISO_KW_LANDLOCK_ABI]));
+	       r->landlock_min_abi,
+	       from(&at[r->at[ISO_KW_LANDLOCK].by >= r->at[ISO_KW_LANDLOCK_ABI].by
+			    ? ISO_KW_LANDLOCK
+			    : ISO_KW_LANDLOCK_ABI]));
 	print_list("read", r->read, "none", &at[ISO_KW_READ]);
 	print_list("write", r->write, "none", &at[ISO_KW_WRITE]);
-	printf("  %-13s %s%s\n", "grants", r->grants == ISO_GRANTS_READ_WRITE
-	       ? "read-write (callers lend what they open, for reading or writing)"
+	printf("  %-13s %s%s\n", "grants",
+	       r->grants == ISO_GRANTS_READ_WRITE
+		   ? "read-write (callers lend what they open, for reading or writing)"
 	       : r->grants == ISO_GRANTS_READ ? "read (callers lend what they open, read-only)"
-	       : "none (callers lend nothing)", from(&at[ISO_KW_GRANTS]));
-	printf("  %-13s %s%s\n", "cgroup", r->cgroup == ISO_CGROUP_REQUIRED
-	       ? "required (no caller is served without memory, pids and cpu)"
+					      : "none (callers lend nothing)",
+	       from(&at[ISO_KW_GRANTS]));
+	printf("  %-13s %s%s\n", "cgroup",
+	       r->cgroup == ISO_CGROUP_REQUIRED
+		   ? "required (no caller is served without memory, pids and cpu)"
 	       : r->cgroup == ISO_CGROUP_OFF ? "off (rlimits only)"
-	       : "optional (rlimits only where the host has none)", from(&at[ISO_KW_CGROUP]));
+					     : "optional (rlimits only where the host has none)",
+	       from(&at[ISO_KW_CGROUP]));
 }
 
 /* The helper's RULE_TEXT (the defaults the rule inherits, then the rule),
@@ -921,8 +951,7 @@ static int cmd_rule(int argc, char **argv)
 	if ((pw = getpwnam(argv[0])) == NULL)
 		die(EXIT_PROBLEM, "no user %s", argv[0]);
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups) < 0)
-		die(EXIT_PROBLEM, "%s: more than %zu groups", argv[0],
-		    COUNT(groups));
+		die(EXIT_PROBLEM, "%s: more than %zu groups", argv[0], COUNT(groups));
 	if (policy_load(ISO_POLICY_PATH, &pol, NULL, why, sizeof(why)) < 0)
 		die(EXIT_PROBLEM, "%s", why);
 	if ((r = policy_match(&pol, pw->pw_uid, pw->pw_gid, groups, (size_t)ngroups)) == NULL)

@@ -14,8 +14,8 @@
  * (Trojan Source, CVE-2021-42574). */
 static int is_bidi_control(uint32_t cp)
 {
-	return cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
 /* A JSON string, valid UTF-8 whatever s holds, that shows no control
@@ -34,10 +34,10 @@ void json_string(FILE *f, const char *s)
 	fputc('"', f);
 	while (*p != '\0') {
 		unsigned char c = *p;
-		int extra = c >= 0xf0 && c <= 0xf4 ? 3 :
-			    c >= 0xe0 && c <= 0xef ? 2 :
-			    c >= 0xc2 && c <= 0xdf ? 1 :
-						     0;
+		int extra = c >= 0xf0 && c <= 0xf4   ? 3
+			    : c >= 0xe0 && c <= 0xef ? 2
+			    : c >= 0xc2 && c <= 0xdf ? 1
+						     : 0;
 		uint32_t cp = c & (0x3fu >> extra);
 		int ok = extra > 0;
 

@@ -36,9 +36,9 @@
 
 struct cli {
 	const char *program_arg; /* PROGRAM as typed */
-	char program[PATH_MAX];	 /* resolved, absolute */
-	uint64_t timeout_ms;	 /* 0 = the policy's default */
-	uint64_t wait_ms;	 /* --wait-slot: for a connection, then a slot */
+	char program[PATH_MAX]; /* resolved, absolute */
+	uint64_t timeout_ms; /* 0 = the policy's default */
+	uint64_t wait_ms; /* --wait-slot: for a connection, then a slot */
 	const char *status_path; /* --status-json, or NULL */
 	FILE *status;
 };
@@ -132,10 +132,10 @@ static void set_limit(iso_spec *spec, const char *arg)
 	if (rc == -ERANGE)
 		die(EXIT_FAILED, "--limit %s: value too large", arg);
 	if (rc < 0)
-		die(EXIT_FAILED,
-		    "--limit %s: expected a number%s or \"unlimited\"", arg,
+		die(EXIT_FAILED, "--limit %s: expected a number%s or \"unlimited\"", arg,
 		    iso_limit_in_bytes(which) ? " (K/M/G/T suffix allowed)"
-		    : which == ISO_LIMIT_CPUS ? " of CPUs (at most 3 decimals)" : "");
+		    : which == ISO_LIMIT_CPUS ? " of CPUs (at most 3 decimals)"
+					      : "");
 	if (iso_spec_set_limit(spec, (enum iso_limit)which, value) < 0)
 		die(EXIT_FAILED, "--limit %s: %s", arg, iso_last_error());
 }
@@ -205,8 +205,7 @@ static void pass_fd(iso_spec *spec, const char *arg)
 }
 
 /* Options into spec and cli; returns the index of PROGRAM in argv. */
-static int parse_options(int argc, char **argv, iso_spec *spec,
-			 struct cli *cli)
+static int parse_options(int argc, char **argv, iso_spec *spec, struct cli *cli)
 {
 	static const struct option options[] = {
 		{ "env", required_argument, NULL, OPT_ENV },
@@ -240,10 +239,12 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			if (strcmp(optarg, "none") == 0)
 				cli->timeout_ms = 0;
 			else if (parse_seconds(optarg, &cli->timeout_ms) < 0)
-				die(EXIT_FAILED, "--timeout %s: expected seconds, e.g. 10 or 0.5, or "
-				    "none (0)", optarg);
-			iso_spec_set_timeout(spec, cli->timeout_ms ? cli->timeout_ms
-					     : ISO_TIMEOUT_NONE);
+				die(EXIT_FAILED,
+				    "--timeout %s: expected seconds, e.g. 10 or 0.5, or "
+				    "none (0)",
+				    optarg);
+			iso_spec_set_timeout(spec,
+					     cli->timeout_ms ? cli->timeout_ms : ISO_TIMEOUT_NONE);
 			break;
 		case OPT_NETWORK:
 			if (strcmp(optarg, "none") == 0)
@@ -251,17 +252,13 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			else if (strcmp(optarg, "host") == 0)
 				iso_spec_set_network(spec, ISO_NETWORK_HOST);
 			else
-				die(EXIT_FAILED,
-				    "--network %s: expected none or host",
-				    optarg);
+				die(EXIT_FAILED, "--network %s: expected none or host", optarg);
 			break;
 		case OPT_READ:
-			add_path(spec, "--read", optarg,
-				 iso_spec_add_read_path);
+			add_path(spec, "--read", optarg, iso_spec_add_read_path);
 			break;
 		case OPT_WRITE:
-			add_path(spec, "--write", optarg,
-				 iso_spec_add_write_path);
+			add_path(spec, "--write", optarg, iso_spec_add_write_path);
 			break;
 		case OPT_WORKDIR:
 			add_path(spec, "--workdir", optarg, iso_spec_set_workdir);
@@ -277,8 +274,7 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			break;
 		case OPT_WAIT_SLOT:
 			if (parse_seconds(optarg, &cli->wait_ms) < 0)
-				die(EXIT_FAILED,
-				    "--wait-slot %s: expected seconds, e.g. 30 or 0.5",
+				die(EXIT_FAILED, "--wait-slot %s: expected seconds, e.g. 30 or 0.5",
 				    optarg);
 			break;
 		case 'h':
@@ -288,14 +284,11 @@ static int parse_options(int argc, char **argv, iso_spec *spec,
 			printf("isospawn %s\n", PACKAGE_VERSION);
 			exit(0);
 		case ':':
-			die(EXIT_FAILED, "%s needs an argument (see --help)",
-			    argv[optind - 1]);
+			die(EXIT_FAILED, "%s needs an argument (see --help)", argv[optind - 1]);
 		default:
 			if (optopt != 0)
-				die(EXIT_FAILED,
-				    "unknown option -%c (see --help)", optopt);
-			die(EXIT_FAILED, "unknown option %s (see --help)",
-			    argv[optind - 1]);
+				die(EXIT_FAILED, "unknown option -%c (see --help)", optopt);
+			die(EXIT_FAILED, "unknown option %s (see --help)", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
@@ -324,13 +317,10 @@ static void resolve_program(struct cli *cli)
 		if (n < 0 || (size_t)n >= sizeof(dir))
 			die(EXIT_FAILED, "%s: path too long", arg);
 		if (realpath(dir, cli->program) == NULL)
-			die(errno == ENOENT || errno == ENOTDIR ?
-				    EXIT_NOT_FOUND :
-				    EXIT_FAILED,
+			die(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_FAILED,
 			    "%s: %s", arg, strerror(errno));
 		n = snprintf(dir, sizeof(dir), "%s/%s",
-			     strcmp(cli->program, "/") == 0 ? "" : cli->program,
-			     slash + 1);
+			     strcmp(cli->program, "/") == 0 ? "" : cli->program, slash + 1);
 		if (n >= 0 && (size_t)n < sizeof(dir))
 			memcpy(cli->program, dir, (size_t)n + 1);
 	} else {
@@ -339,14 +329,13 @@ static void resolve_program(struct cli *cli)
 		for (;;) {
 			size_t len = strcspn(p, ":");
 
-			n = snprintf(cli->program, sizeof(cli->program),
-				     "%.*s/%s", (int)len, p, arg);
+			n = snprintf(cli->program, sizeof(cli->program), "%.*s/%s", (int)len, p,
+				     arg);
 			if (n >= 0 && (size_t)n < sizeof(cli->program) &&
 			    stat(cli->program, &st) == 0 && S_ISREG(st.st_mode))
 				break;
 			if (p[len] == '\0')
-				die(EXIT_NOT_FOUND, "%s: not found in %s", arg,
-				    ISO_GUEST_PATH);
+				die(EXIT_NOT_FOUND, "%s: not found in %s", arg, ISO_GUEST_PATH);
 			p += len + 1;
 		}
 	}
@@ -375,8 +364,7 @@ static void open_status(struct cli *cli)
 	}
 	cli->status = fopen(cli->status_path, "we");
 	if (cli->status == NULL)
-		die(EXIT_FAILED, "--status-json %s: %s", cli->status_path,
-		    strerror(errno));
+		die(EXIT_FAILED, "--status-json %s: %s", cli->status_path, strerror(errno));
 }
 
 static uint64_t monotonic_ms(void)
@@ -483,8 +471,7 @@ static void report_end(const struct cli *cli, const iso_guest *guest)
 	case ISO_OUTCOME_TIMED_OUT:
 		if (cli->timeout_ms != 0) {
 			format_seconds(cli->timeout_ms, seconds, sizeof(seconds));
-			fprintf(stderr, "isospawn: guest timed out after %s s\n",
-				seconds);
+			fprintf(stderr, "isospawn: guest timed out after %s s\n", seconds);
 		} else {
 			iso_guest_usage(guest, &wall_us, NULL, NULL, NULL);
 			format_seconds(wall_us / 1000, seconds, sizeof(seconds));
@@ -517,13 +504,11 @@ static void json_name_or_null(FILE *f, const char *key, const char *value)
 		fputs("null", f);
 }
 
-static void write_status(struct cli *cli, const iso_guest *guest,
-			 int exit_code)
+static void write_status(struct cli *cli, const iso_guest *guest, int exit_code)
 {
 	enum iso_outcome outcome = iso_guest_outcome(guest);
 	int code = iso_guest_code(guest);
-	int signaled = outcome == ISO_OUTCOME_SIGNALED ||
-		       outcome == ISO_OUTCOME_TIMED_OUT ||
+	int signaled = outcome == ISO_OUTCOME_SIGNALED || outcome == ISO_OUTCOME_TIMED_OUT ||
 		       outcome == ISO_OUTCOME_LIMIT;
 	int failed = outcome == ISO_OUTCOME_FAILED;
 	uint64_t wall, user, sys, rss, cg_cpu, peak;
@@ -542,20 +527,16 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 		fprintf(f, ", \"signal\": %d", code);
 	else
 		fputs(", \"signal\": null", f);
-	json_name_or_null(f, "stage",
-			  failed ? iso_stage_name(iso_guest_stage(guest)) :
-				   NULL);
+	json_name_or_null(f, "stage", failed ? iso_stage_name(iso_guest_stage(guest)) : NULL);
 	json_name_or_null(f, "errno", failed ? strerrorname_np(code) : NULL);
 	json_name_or_null(f, "reason", iso_guest_reason(guest));
 	json_name_or_null(f, "limit",
-			  outcome == ISO_OUTCOME_LIMIT ?
-				  iso_limit_name(
-					  (enum iso_limit)iso_guest_limit(guest)) :
-				  NULL);
-	fprintf(f,
-		", \"wall_us\": %llu, \"user_us\": %llu, \"sys_us\": %llu, \"maxrss_kib\": %llu",
-		(unsigned long long)wall, (unsigned long long)user,
-		(unsigned long long)sys, (unsigned long long)rss);
+			  outcome == ISO_OUTCOME_LIMIT
+			      ? iso_limit_name((enum iso_limit)iso_guest_limit(guest))
+			      : NULL);
+	fprintf(f, ", \"wall_us\": %llu, \"user_us\": %llu, \"sys_us\": %llu, \"maxrss_kib\": %llu",
+		(unsigned long long)wall, (unsigned long long)user, (unsigned long long)sys,
+		(unsigned long long)rss);
 	/* The whole guest's, from its cgroup: null without one (or, for
 	 * memory_peak, where the kernel does not count it). */
 	if (cgroup)
@@ -575,8 +556,8 @@ static void write_status(struct cli *cli, const iso_guest *guest,
 	json_string(f, iso_guest_notes(guest));
 	fputs("}\n", f);
 	if (f == stderr ? fflush(f) != 0 : fclose(f) != 0)
-		fprintf(stderr, "isospawn: --status-json %s: %s\n",
-			cli->status_path, strerror(errno));
+		fprintf(stderr, "isospawn: --status-json %s: %s\n", cli->status_path,
+			strerror(errno));
 	cli->status = NULL;
 }
 

@@ -20,8 +20,7 @@
 
 static const char *const forwarded_names[] = { ISO_FORWARDED_NAMES };
 #define FORWARDED_COUNT COUNT(forwarded_names)
-_Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned),
-	       "the forward set is kept as a bit mask");
+_Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned), "the forward set is kept as a bit mask");
 
 /*
  * glibc's secure-mode list: UNSECURE_ENVVARS in sysdeps/generic/unsecvars.h
@@ -32,14 +31,30 @@ _Static_assert(FORWARDED_COUNT <= 8 * sizeof(unsigned),
  * iso_env_is_unsafe_name() adds every LD_* and MALLOC_* name on top.
  */
 static const char *const unsafe_names[] = {
-	"GCONV_PATH",	   "GETCONF_DIR",      "GLIBC_TUNABLES",
-	"HOSTALIASES",	   "LD_AUDIT",	       "LD_DEBUG",
-	"LD_DEBUG_OUTPUT", "LD_DYNAMIC_WEAK",  "LD_HWCAP_MASK",
-	"LD_LIBRARY_PATH", "LD_ORIGIN_PATH",   "LD_PRELOAD",
-	"LD_PROFILE",	   "LD_SHOW_AUXV",     "LD_USE_LOAD_BIAS",
-	"LOCALDOMAIN",	   "LOCPATH",	       "MALLOC_TRACE",
-	"NIS_PATH",	   "NLSPATH",	       "RESOLV_HOST_CONF",
-	"RES_OPTIONS",	   "TMPDIR",	       "TZDIR",
+	"GCONV_PATH",
+	"GETCONF_DIR",
+	"GLIBC_TUNABLES",
+	"HOSTALIASES",
+	"LD_AUDIT",
+	"LD_DEBUG",
+	"LD_DEBUG_OUTPUT",
+	"LD_DYNAMIC_WEAK",
+	"LD_HWCAP_MASK",
+	"LD_LIBRARY_PATH",
+	"LD_ORIGIN_PATH",
+	"LD_PRELOAD",
+	"LD_PROFILE",
+	"LD_SHOW_AUXV",
+	"LD_USE_LOAD_BIAS",
+	"LOCALDOMAIN",
+	"LOCPATH",
+	"MALLOC_TRACE",
+	"NIS_PATH",
+	"NLSPATH",
+	"RESOLV_HOST_CONF",
+	"RES_OPTIONS",
+	"TMPDIR",
+	"TZDIR",
 	NULL,
 };
 
@@ -50,12 +65,28 @@ static const char *const unsafe_names[] = {
  * iso_env_is_code_hook_name().
  */
 static const char *const code_hook_names[] = {
-	"BASH_ENV",	 "ENV",		     "SHELLOPTS",     "BASHOPTS",
-	"PS4",		 "IFS",		     "PERL5LIB",      "PERL5OPT",
-	"PERLLIB",	 "PYTHONSTARTUP",    "PYTHONINSPECT", "PYTHONUSERBASE",
-	"RUBYLIB",	 "RUBYOPT",	     "NODE_OPTIONS",  "NODE_PATH",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH",   "TERMINFO",
-	"TERMINFO_DIRS", NULL,
+	"BASH_ENV",
+	"ENV",
+	"SHELLOPTS",
+	"BASHOPTS",
+	"PS4",
+	"IFS",
+	"PERL5LIB",
+	"PERL5OPT",
+	"PERLLIB",
+	"PYTHONSTARTUP",
+	"PYTHONINSPECT",
+	"PYTHONUSERBASE",
+	"RUBYLIB",
+	"RUBYOPT",
+	"NODE_OPTIONS",
+	"NODE_PATH",
+	"JAVA_TOOL_OPTIONS",
+	"_JAVA_OPTIONS",
+	"CLASSPATH",
+	"TERMINFO",
+	"TERMINFO_DIRS",
+	NULL,
 };
 
 static const char guest_path[] = "PATH=" ISO_GUEST_PATH;
@@ -72,8 +103,7 @@ static const char guest_path[] = "PATH=" ISO_GUEST_PATH;
  * so show at most SHOWN_NAME_MAX bytes and only printable ASCII, lest a
  * hostile name forge a second log line.
  */
-static const char *shown_name(char buf[SHOWN_NAME_SIZE], const char *name,
-			      size_t len)
+static const char *shown_name(char buf[SHOWN_NAME_SIZE], const char *name, size_t len)
 {
 	size_t shown = len < SHOWN_NAME_MAX ? len : SHOWN_NAME_MAX;
 	size_t i;
@@ -128,8 +158,8 @@ int iso_env_name_valid(const char *name, size_t len)
 	for (i = 0; i < len; i++) {
 		char c = name[i];
 
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		      c == '_' || (i > 0 && c >= '0' && c <= '9')))
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+		      (i > 0 && c >= '0' && c <= '9')))
 			return 0;
 	}
 	return 1;
@@ -142,15 +172,13 @@ int iso_env_is_forwarded_name(const char *name, size_t len)
 
 int iso_env_is_unsafe_name(const char *name, size_t len)
 {
-	return name_has_prefix(name, len, "LD_") ||
-	       name_has_prefix(name, len, "MALLOC_") ||
+	return name_has_prefix(name, len, "LD_") || name_has_prefix(name, len, "MALLOC_") ||
 	       list_has(unsafe_names, name, len);
 }
 
 int iso_env_is_code_hook_name(const char *name, size_t len)
 {
-	return name_has_prefix(name, len, "GIT_CONFIG") ||
-	       list_has(code_hook_names, name, len);
+	return name_has_prefix(name, len, "GIT_CONFIG") || list_has(code_hook_names, name, len);
 }
 
 /* Locale, codec and terminal names: a '/', '%' or ".." would let the value
@@ -158,8 +186,7 @@ int iso_env_is_code_hook_name(const char *name, size_t len)
 static int is_locale_name(const char *name, size_t len)
 {
 	return name_is(name, len, "LANG") || name_is(name, len, "LANGUAGE") ||
-	       name_has_prefix(name, len, "LC_") ||
-	       name_is(name, len, "PYTHONIOENCODING") ||
+	       name_has_prefix(name, len, "LC_") || name_is(name, len, "PYTHONIOENCODING") ||
 	       name_is(name, len, "TERM");
 }
 
@@ -190,41 +217,35 @@ static int tz_is_safe(const char *value)
 	return strlen(value) < 4096 && !has_dotdot_component(value);
 }
 
-int iso_env_check_value(const char *name, size_t len, const char *value,
-			char *why, size_t why_size)
+int iso_env_check_value(const char *name, size_t len, const char *value, char *why, size_t why_size)
 {
 	char shown[SHOWN_NAME_SIZE];
 
 	if (strnlen(value, ISO_ENV_VALUE_MAX + 1) > ISO_ENV_VALUE_MAX)
-		return iso_why(why, why_size, E2BIG,
-			       "%s: value longer than %d bytes",
+		return iso_why(why, why_size, E2BIG, "%s: value longer than %d bytes",
 			       shown_name(shown, name, len), ISO_ENV_VALUE_MAX);
 	/* What bash once imported as a function definition (Shellshock). */
 	if (strncmp(value, "()", 2) == 0)
-		return iso_why(why, why_size, EINVAL,
-			       "%s: value may not begin with '()'",
+		return iso_why(why, why_size, EINVAL, "%s: value may not begin with '()'",
 			       shown_name(shown, name, len));
 	if (is_locale_name(name, len) &&
 	    (strpbrk(value, "/%") != NULL || strstr(value, "..") != NULL))
-		return iso_why(why, why_size, EINVAL,
-			       "%s: value may not contain '/', '%%' or '..'",
+		return iso_why(why, why_size, EINVAL, "%s: value may not contain '/', '%%' or '..'",
 			       shown_name(shown, name, len));
-	if (name_is(name, len, "TMPDIR") &&
-	    (value[0] != '/' || has_dotdot_component(value)))
+	if (name_is(name, len, "TMPDIR") && (value[0] != '/' || has_dotdot_component(value)))
 		return iso_why(why, why_size, EINVAL,
 			       "TMPDIR: value must be an absolute path without "
 			       "'..' components");
 	if (name_is(name, len, "TZ") && !tz_is_safe(value))
 		return iso_why(why, why_size, EINVAL,
 			       "TZ: value must be printable, without spaces or "
-			       "'..' components, and absolute only beneath "
-			       ISO_ENV_ZONEINFO);
+			       "'..' components, and absolute only beneath " ISO_ENV_ZONEINFO);
 	return 0;
 }
 
 /* The effective forward list as a bit mask over forwarded_names. */
-static int forward_mask(const struct iso_env_rules *rules, unsigned *mask,
-			char *why, size_t why_size)
+static int forward_mask(const struct iso_env_rules *rules, unsigned *mask, char *why,
+			size_t why_size)
 {
 	const char *const *name;
 	char shown[SHOWN_NAME_SIZE];
@@ -256,9 +277,8 @@ static int forward_mask(const struct iso_env_rules *rules, unsigned *mask,
  * forward list excludes is withheld in both modes, since the client picks
  * by ISO_FORWARDED_NAMES and cannot know the policy.
  */
-static int take_source(const char *const *source, unsigned mask,
-		       unsigned flags, const char *taken[FORWARDED_COUNT],
-		       char *why, size_t why_size)
+static int take_source(const char *const *source, unsigned mask, unsigned flags,
+		       const char *taken[FORWARDED_COUNT], char *why, size_t why_size)
 {
 	int strict = (flags & ISO_ENV_STRICT_SOURCE) != 0;
 	char shown[SHOWN_NAME_SIZE];
@@ -281,8 +301,8 @@ static int take_source(const char *const *source, unsigned mask,
 			continue;
 		/* Without '=' the entry may be a bare secret: not shown. */
 		if (problem != NULL && eq == NULL)
-			return iso_why(why, why_size, -code,
-				       "source entry %zu: not NAME=value", n + 1);
+			return iso_why(why, why_size, -code, "source entry %zu: not NAME=value",
+				       n + 1);
 		if (problem != NULL)
 			return iso_why(why, why_size, -code, "source %s: %s",
 				       shown_name(shown, entry, len), problem);
@@ -298,9 +318,8 @@ static int take_source(const char *const *source, unsigned mask,
 }
 
 /* One override against the rules; duplicates are the caller's check. */
-static int check_override(const char *entry, size_t index,
-			  const struct iso_env_rules *rules, unsigned mask,
-			  unsigned flags, char *why, size_t why_size)
+static int check_override(const char *entry, size_t index, const struct iso_env_rules *rules,
+			  unsigned mask, unsigned flags, char *why, size_t why_size)
 {
 	const char *eq = strchr(entry, '=');
 	size_t len = eq != NULL ? (size_t)(eq - entry) : 0;
@@ -310,22 +329,17 @@ static int check_override(const char *entry, size_t index,
 	const char *name = shown_name(shown, entry, len);
 
 	if (eq == NULL)
-		return iso_why(why, why_size, EINVAL,
-			       "override %zu: not NAME=value", index + 1);
+		return iso_why(why, why_size, EINVAL, "override %zu: not NAME=value", index + 1);
 	if (!iso_env_name_valid(entry, len))
-		return iso_why(why, why_size, EINVAL,
-			       "override %s: malformed name", name);
+		return iso_why(why, why_size, EINVAL, "override %s: malformed name", name);
 	if (name_is(entry, len, ISO_ENV_CHANNEL_NAME))
-		return iso_why(why, why_size, EPERM,
-			       "override %s: reserved for the helper", name);
+		return iso_why(why, why_size, EPERM, "override %s: reserved for the helper", name);
 	if (listed != NULL && !list_has(listed, entry, len))
-		return iso_why(why, why_size, EPERM,
-			       "override %s: not allowed by policy", name);
+		return iso_why(why, why_size, EPERM, "override %s: not allowed by policy", name);
 	/* Where the policy picks the programs, these would pick what the
 	 * programs run; only a list naming them allows them. */
 	if ((flags & ISO_ENV_PROGRAMS_RESTRICTED) && listed == NULL &&
-	    (name_is(entry, len, "PATH") ||
-	     iso_env_is_code_hook_name(entry, len)))
+	    (name_is(entry, len, "PATH") || iso_env_is_code_hook_name(entry, len)))
 		return iso_why(why, why_size, EPERM,
 			       "override %s: steers what a restricted program "
 			       "runs; not allowed unless the policy lists it",
@@ -334,37 +348,31 @@ static int check_override(const char *entry, size_t index,
 	fwd = forwarded_index(entry, len);
 	on_forward_list = fwd >= 0 && (mask & (1u << fwd));
 	/* A forwarded name could have arrived through the source anyway. */
-	if (iso_env_is_unsafe_name(entry, len) && !on_forward_list &&
-	    !unsafe_ok)
+	if (iso_env_is_unsafe_name(entry, len) && !on_forward_list && !unsafe_ok)
 		return iso_why(why, why_size, EPERM,
 			       "override %s: loader-level variable not allowed "
 			       "by policy",
 			       name);
 	/* An administrator who narrowed forwarding is not bypassed by an
 	 * override, unless the policy names the variable itself. */
-	if (fwd >= 0 && !on_forward_list && !unsafe_ok &&
-	    !list_has(listed, entry, len))
-		return iso_why(why, why_size, EPERM,
-			       "override %s: not forwarded by policy", name);
+	if (fwd >= 0 && !on_forward_list && !unsafe_ok && !list_has(listed, entry, len))
+		return iso_why(why, why_size, EPERM, "override %s: not forwarded by policy", name);
 	return iso_env_check_value(entry, len, eq + 1, why, why_size);
 }
 
 /* The first of vars[0..count) holding this name, or count if none. */
-static size_t find_var(const char *const *vars, size_t count,
-			const char *name, size_t len)
+static size_t find_var(const char *const *vars, size_t count, const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (strcspn(vars[i], "=") == len &&
-		    memcmp(vars[i], name, len) == 0)
+		if (strcspn(vars[i], "=") == len && memcmp(vars[i], name, len) == 0)
 			return i;
 	return count;
 }
 
-static int check_overrides(const char *const *overrides,
-			   const struct iso_env_rules *rules, unsigned mask,
-			   unsigned flags, char *why, size_t why_size)
+static int check_overrides(const char *const *overrides, const struct iso_env_rules *rules,
+			   unsigned mask, unsigned flags, char *why, size_t why_size)
 {
 	char shown[SHOWN_NAME_SIZE];
 	size_t i;
@@ -374,17 +382,14 @@ static int check_overrides(const char *const *overrides,
 		int rc;
 
 		if (i == ISO_ENV_OVERRIDES_MAX)
-			return iso_why(why, why_size, E2BIG,
-				       "more than %d overrides",
+			return iso_why(why, why_size, E2BIG, "more than %d overrides",
 				       ISO_ENV_OVERRIDES_MAX);
-		rc = check_override(overrides[i], i, rules, mask, flags, why,
-				    why_size);
+		rc = check_override(overrides[i], i, rules, mask, flags, why, why_size);
 		if (rc < 0)
 			return rc;
 		len = strcspn(overrides[i], "=");
 		if (find_var(overrides, i, overrides[i], len) < i)
-			return iso_why(why, why_size, EINVAL,
-				       "override %s: given twice",
+			return iso_why(why, why_size, EINVAL, "override %s: given twice",
 				       shown_name(shown, overrides[i], len));
 	}
 	return 0;
@@ -395,8 +400,8 @@ static int check_overrides(const char *const *overrides,
  * ISO_ENV_NAME_MAX + 1 + ISO_ENV_VALUE_MAX bytes and there are at most
  * VARS_MAX of them: the size sum cannot overflow.
  */
-static int assemble(const char *const taken[FORWARDED_COUNT],
-		    const char *const *overrides, char ***out)
+static int assemble(const char *const taken[FORWARDED_COUNT], const char *const *overrides,
+		    char ***out)
 {
 	const char *vars[VARS_MAX];
 	size_t count = 0, i;
@@ -422,10 +427,9 @@ static int assemble(const char *const taken[FORWARDED_COUNT],
 	return 0;
 }
 
-ISO_PUBLIC int iso_build_env(const char *const *source,
-			     const char *const *overrides,
-			     const struct iso_env_rules *rules, unsigned flags,
-			     char ***out, char *why, size_t why_size)
+ISO_PUBLIC int iso_build_env(const char *const *source, const char *const *overrides,
+			     const struct iso_env_rules *rules, unsigned flags, char ***out,
+			     char *why, size_t why_size)
 {
 	const char *taken[FORWARDED_COUNT] = { NULL };
 	unsigned mask;
@@ -436,16 +440,13 @@ ISO_PUBLIC int iso_build_env(const char *const *source,
 	if (out == NULL)
 		return iso_why(why, why_size, EINVAL, "no place for the result");
 	*out = NULL;
-	if (flags & ~(unsigned)(ISO_ENV_STRICT_SOURCE |
-				ISO_ENV_PROGRAMS_RESTRICTED))
-		return iso_why(why, why_size, EINVAL, "unknown flags %#x",
-			       flags);
+	if (flags & ~(unsigned)(ISO_ENV_STRICT_SOURCE | ISO_ENV_PROGRAMS_RESTRICTED))
+		return iso_why(why, why_size, EINVAL, "unknown flags %#x", flags);
 	rc = forward_mask(rules, &mask, why, why_size);
 	if (rc == 0)
 		rc = take_source(source, mask, flags, taken, why, why_size);
 	if (rc == 0)
-		rc = check_overrides(overrides, rules, mask, flags, why,
-				     why_size);
+		rc = check_overrides(overrides, rules, mask, flags, why, why_size);
 	if (rc == 0 && assemble(taken, overrides, out) < 0)
 		rc = iso_why(why, why_size, ENOMEM, "out of memory");
 	return rc;

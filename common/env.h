@@ -46,7 +46,7 @@ int iso_env_is_code_hook_name(const char *name, size_t len);
  */
 #define ISO_ENV_ZONEINFO "/usr/share/zoneinfo"
 
-int iso_env_check_value(const char *name, size_t len, const char *value,
-			char *why, size_t why_size);
+int iso_env_check_value(const char *name, size_t len, const char *value, char *why,
+			size_t why_size);
 
 #endif /* ISO_ENV_H */

@@ -17,18 +17,16 @@
 #include "util.h"
 
 static const char *const limit_names[ISO_LIMIT_COUNT] = {
-	[ISO_LIMIT_CPU] = "cpu",       [ISO_LIMIT_AS] = "as",
-	[ISO_LIMIT_NOFILE] = "nofile", [ISO_LIMIT_NPROC] = "nproc",
-	[ISO_LIMIT_FSIZE] = "fsize",   [ISO_LIMIT_STACK] = "stack",
-	[ISO_LIMIT_SCRATCH] = "scratch", [ISO_LIMIT_SHM] = "shm",
-	[ISO_LIMIT_MEMORY] = "memory", [ISO_LIMIT_PIDS] = "pids",
-	[ISO_LIMIT_CPUS] = "cpus",
+	[ISO_LIMIT_CPU] = "cpu",         [ISO_LIMIT_AS] = "as",       [ISO_LIMIT_NOFILE] = "nofile",
+	[ISO_LIMIT_NPROC] = "nproc",     [ISO_LIMIT_FSIZE] = "fsize", [ISO_LIMIT_STACK] = "stack",
+	[ISO_LIMIT_SCRATCH] = "scratch", [ISO_LIMIT_SHM] = "shm",     [ISO_LIMIT_MEMORY] = "memory",
+	[ISO_LIMIT_PIDS] = "pids",       [ISO_LIMIT_CPUS] = "cpus",
 };
 
 static const char *const outcome_names[] = {
 	[ISO_OUTCOME_RUNNING] = "running",   [ISO_OUTCOME_EXITED] = "exited",
 	[ISO_OUTCOME_SIGNALED] = "signaled", [ISO_OUTCOME_TIMED_OUT] = "timed_out",
-	[ISO_OUTCOME_LIMIT] = "limit",	     [ISO_OUTCOME_FAILED] = "failed",
+	[ISO_OUTCOME_LIMIT] = "limit",       [ISO_OUTCOME_FAILED] = "failed",
 };
 
 static const char *const stage_names[] = {
@@ -177,15 +175,15 @@ static const struct {
 	unsigned long magic;
 	const char *name;
 } fs_names[] = {
-	{ EXT4_SUPER_MAGIC, "ext4" },	 { XFS_SUPER_MAGIC, "xfs" },
-	{ BTRFS_SUPER_MAGIC, "btrfs" },	 { TMPFS_MAGIC, "tmpfs" },
-	{ F2FS_SUPER_MAGIC, "f2fs" },	 { OVERLAYFS_SUPER_MAGIC, "overlay" },
-	{ NFS_SUPER_MAGIC, "nfs" },	 { FUSE_SUPER_MAGIC, "fuse" },
-	{ V9FS_MAGIC, "9p" },		 { SMB2_SUPER_MAGIC, "cifs" },
-	{ CEPH_SUPER_MAGIC, "ceph" },	 { RAMFS_MAGIC, "ramfs" },
-	{ SQUASHFS_MAGIC, "squashfs" },	 { MSDOS_SUPER_MAGIC, "vfat" },
-	{ EXFAT_SUPER_MAGIC, "exfat" },	 { PROC_SUPER_MAGIC, "proc" },
-	{ SYSFS_MAGIC, "sysfs" },	 { CGROUP2_SUPER_MAGIC, "cgroup2" },
+	{ EXT4_SUPER_MAGIC, "ext4" },   { XFS_SUPER_MAGIC, "xfs" },
+	{ BTRFS_SUPER_MAGIC, "btrfs" }, { TMPFS_MAGIC, "tmpfs" },
+	{ F2FS_SUPER_MAGIC, "f2fs" },   { OVERLAYFS_SUPER_MAGIC, "overlay" },
+	{ NFS_SUPER_MAGIC, "nfs" },     { FUSE_SUPER_MAGIC, "fuse" },
+	{ V9FS_MAGIC, "9p" },           { SMB2_SUPER_MAGIC, "cifs" },
+	{ CEPH_SUPER_MAGIC, "ceph" },   { RAMFS_MAGIC, "ramfs" },
+	{ SQUASHFS_MAGIC, "squashfs" }, { MSDOS_SUPER_MAGIC, "vfat" },
+	{ EXFAT_SUPER_MAGIC, "exfat" }, { PROC_SUPER_MAGIC, "proc" },
+	{ SYSFS_MAGIC, "sysfs" },       { CGROUP2_SUPER_MAGIC, "cgroup2" },
 };
 
 const char *iso_fs_name(unsigned long magic)

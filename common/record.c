@@ -59,14 +59,12 @@ int iso_record_write(int fd, struct iso_wire_msg *m, uint8_t *buf, size_t cap)
 
 int iso_record_clear(int fd, uint64_t word)
 {
-	if (pwrite(fd, &word, sizeof(word), 0) != sizeof(word) ||
-	    ftruncate(fd, sizeof(word)) < 0)
+	if (pwrite(fd, &word, sizeof(word), 0) != sizeof(word) || ftruncate(fd, sizeof(word)) < 0)
 		return -errno;
 	return 0;
 }
 
-int iso_record_read(const char *path, uint8_t *buf, size_t cap,
-		    struct iso_wire_msg *out)
+int iso_record_read(const char *path, uint8_t *buf, size_t cap, struct iso_wire_msg *out)
 {
 	ssize_t got;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -61,8 +61,7 @@ int iso_record_clear(int fd, uint64_t word);
  * reaper still runs; 0 when it holds none (empty, or a record left by a
  * helper that died, or not a lease file); -errno when it cannot be read.
  */
-int iso_record_read(const char *path, uint8_t *buf, size_t cap,
-		    struct iso_wire_msg *out);
+int iso_record_read(const char *path, uint8_t *buf, size_t cap, struct iso_wire_msg *out);
 
 /* End the record's guest: SIGKILL to its reaper, pid 1 of the guest's PID
  * namespace (so every process in it ends), through a pidfd proven to be

@@ -96,8 +96,7 @@ int iso_path_beneath(const char *path, const char *dir)
 	       (path[len] == '\0' || path[len] == '/' || dir[len - 1] == '/');
 }
 
-int iso_path_check(const char *path, enum iso_path_kind kind,
-		   const char **fault)
+int iso_path_check(const char *path, enum iso_path_kind kind, const char **fault)
 {
 	const char *unused;
 
@@ -173,8 +172,7 @@ union fd_control {
 	struct cmsghdr align;
 };
 
-ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
-		     const int *fds, size_t nfds)
+ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags, const int *fds, size_t nfds)
 {
 	union fd_control ctl;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
@@ -208,12 +206,13 @@ static int carries_fds(const struct cmsghdr *c)
 	       (c->cmsg_type == SCM_RIGHTS || c->cmsg_type == SCM_PIDFD);
 }
 
-ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
-		     size_t want, size_t *nfds, unsigned *seen)
+ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds, size_t want,
+		     size_t *nfds, unsigned *seen)
 {
 	union fd_control ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
 			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
 	ssize_t len;
@@ -223,10 +222,8 @@ ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
 	len = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
 	if (len < 0)
 		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL;
-	     c = CMSG_NXTHDR(&mh, c)) {
-		int rights = c->cmsg_level == SOL_SOCKET &&
-			     c->cmsg_type == SCM_RIGHTS;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		int rights = c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS;
 		size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
 		if (!rights)

@@ -23,14 +23,13 @@
  * 0) and return -err; err is a positive errno.
  */
 int iso_why(char *why, size_t n, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /*
  * For the call that just failed: read errno before anything else can
  * change it, write "<fmt>: <strerror(errno)>" to why and return -errno.
  */
-int iso_why_errno(char *why, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int iso_why_errno(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- Quoting --------------------------------------------------------- */
 
@@ -43,7 +42,7 @@ void iso_quote(char *dst, size_t n, const char *src);
 /* ---- Paths ---------------------------------------------------------- */
 
 enum iso_path_kind {
-	ISO_PATH_ANY,  /* any place: "/" is one */
+	ISO_PATH_ANY, /* any place: "/" is one */
 	ISO_PATH_FILE, /* a program: "/" is a directory, never a file */
 };
 
@@ -60,8 +59,7 @@ unsigned char iso_control_byte(const char *s, size_t len);
  * Returns 0; -EINVAL, or -ENAMETOOLONG for a path of PATH_MAX bytes or
  * more, with *fault (if fault is not NULL) saying what is wrong.
  */
-int iso_path_check(const char *path, enum iso_path_kind kind,
-		   const char **fault);
+int iso_path_check(const char *path, enum iso_path_kind kind, const char **fault);
 
 /* Whether `path` is `dir` or lies beneath it, both in that normal form:
  * a comparison of text. */
@@ -89,13 +87,12 @@ char **iso_strv_new(const char *const *strings, size_t count);
  * MSG_NOSIGNAL added; an interrupted call is retried. Returns the bytes
  * sent, or -errno.
  */
-ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
-		     const int *fds, size_t nfds);
+ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags, const int *fds, size_t nfds);
 
 /* What iso_recv_fds() saw besides the descriptors it kept. */
-#define ISO_RECV_TRUNC 1  /* the datagram was longer than cap */
+#define ISO_RECV_TRUNC 1 /* the datagram was longer than cap */
 #define ISO_RECV_CTRUNC 2 /* control data was cut: descriptors were lost */
-#define ISO_RECV_OTHER 4  /* a control message other than SCM_RIGHTS */
+#define ISO_RECV_OTHER 4 /* a control message other than SCM_RIGHTS */
 
 /*
  * Receive one datagram into buf (cap bytes) and the first `want` (at most
@@ -107,8 +104,8 @@ ssize_t iso_send_fds(int sock, const void *buf, size_t len, int flags,
  * flags go to recvmsg(). Returns the datagram's length, 0 at end of file,
  * or -errno (then no descriptor is kept).
  */
-ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds,
-		     size_t want, size_t *nfds, unsigned *seen);
+ssize_t iso_recv_fds(int sock, void *buf, size_t cap, int flags, int *fds, size_t want,
+		     size_t *nfds, unsigned *seen);
 
 /*
  * fd itself when it is 3 or above; else a close-on-exec duplicate at 3 or

@@ -178,12 +178,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nl)
 			*nl = '\0';
 		switch (tag) {
-		case 'S': add(&source, rec + 1); break;
-		case 'O': add(&over, rec + 1); break;
-		case 'F': add(&forward, rec + 1); break;
-		case 'A': add(&allowed, rec + 1); break;
-		case 'U': add(&unsafe, rec + 1); break;
-		default: break;
+		case 'S':
+			add(&source, rec + 1);
+			break;
+		case 'O':
+			add(&over, rec + 1);
+			break;
+		case 'F':
+			add(&forward, rec + 1);
+			break;
+		case 'A':
+			add(&allowed, rec + 1);
+			break;
+		case 'U':
+			add(&unsafe, rec + 1);
+			break;
+		default:
+			break;
 		}
 		rec = nl ? nl + 1 : copy + size - 1;
 	}
@@ -194,8 +205,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	before = live_blocks;
 	counting = 1;
 	rc = iso_build_env(source.v, over.v, (flags & 4) ? NULL : &rules,
-			   flags & (ISO_ENV_STRICT_SOURCE | ISO_ENV_PROGRAMS_RESTRICTED),
-			   &env, why, sizeof(why));
+			   flags & (ISO_ENV_STRICT_SOURCE | ISO_ENV_PROGRAMS_RESTRICTED), &env, why,
+			   sizeof(why));
 	counting = 0;
 	if (rc < 0) {
 		if (env != NULL || why[0] == '\0')
@@ -205,7 +216,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		if (rc != 0 || env == NULL)
 			abort();
-		check_result(env, &source, &over, &forward, (flags & 4) == 0 && rules.forward != NULL);
+		check_result(env, &source, &over, &forward,
+			     (flags & 4) == 0 && rules.forward != NULL);
 		free(env); /* one allocation: the array and its strings */
 	}
 	free(copy);

@@ -110,8 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	policy_report_free(&report);
 	policy_free(&all);
 	if (rc < 0) {
-		if (rc != -EINVAL || strncmp(why, "fuzz.conf:", 10) != 0 ||
-		    pol.rules != NULL || pol.nrules != 0)
+		if (rc != -EINVAL || strncmp(why, "fuzz.conf:", 10) != 0 || pol.rules != NULL ||
+		    pol.nrules != 0)
 			abort();
 		return 0;
 	}

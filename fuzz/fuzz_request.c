@@ -40,32 +40,31 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Pools far above any account. */
-static const char policy_text[] =
-	"rule user:#1000 {\n"
-	"	pool 1900000000-1900000009\n"
-	"	programs /usr/bin/python3 /bin/true\n"
-	"	overrides LANG TZ PATH\n"
-	"	forward LANG LC_ALL\n"
-	"	limit cpu 10\n"
-	"	limit as 1G\n"
-	"	timeout 60 5\n"
-	"	network none-only\n"
-	"	grants read-write\n"
-	"}\n"
-	"rule user:#1001 {\n"
-	"	pool 1900000010-1900000019\n"
-	"	programs any\n"
-	"	allow-unsafe LD_LIBRARY_PATH\n"
-	"	grants read\n"
-	"}\n"
-	"rule group:#2000 {\n"
-	"	pool 1900000020-1900000029\n"
-	"	programs any\n"
-	"	overrides none\n"
-	"	forward none\n"
-	"	network none\n"
-	"	timeout 3600\n"
-	"}\n";
+static const char policy_text[] = "rule user:#1000 {\n"
+				  "	pool 1900000000-1900000009\n"
+				  "	programs /usr/bin/python3 /bin/true\n"
+				  "	overrides LANG TZ PATH\n"
+				  "	forward LANG LC_ALL\n"
+				  "	limit cpu 10\n"
+				  "	limit as 1G\n"
+				  "	timeout 60 5\n"
+				  "	network none-only\n"
+				  "	grants read-write\n"
+				  "}\n"
+				  "rule user:#1001 {\n"
+				  "	pool 1900000010-1900000019\n"
+				  "	programs any\n"
+				  "	allow-unsafe LD_LIBRARY_PATH\n"
+				  "	grants read\n"
+				  "}\n"
+				  "rule group:#2000 {\n"
+				  "	pool 1900000020-1900000029\n"
+				  "	programs any\n"
+				  "	overrides none\n"
+				  "	forward none\n"
+				  "	network none\n"
+				  "	timeout 3600\n"
+				  "}\n";
 
 static struct iso_policy policy;
 
@@ -117,7 +116,8 @@ static void check_paths(const struct iso_rule *r, const struct iso_wire_spawn *r
 		    r->grants < (g->write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ) ||
 		    g->fd_index >= req->nread + req->nwrite || g->fd != -1 ||
 		    strcmp(g->fd_index < req->nread ? req->read_paths[g->fd_index]
-			   : req->write_paths[g->fd_index - req->nread], g->path) != 0 ||
+						    : req->write_paths[g->fd_index - req->nread],
+			   g->path) != 0 ||
 		    (i > 0 && strcmp(plan->grants[i - 1].path, g->path) >= 0))
 			abort();
 	}
@@ -166,16 +166,16 @@ static void check_plan(const struct iso_rule *r, const struct iso_wire_spawn *re
 		abort();
 	for (int i = 0; i < ISO_LIMIT_COUNT; i++)
 		if (plan->limits[i] == 0 || plan->limits[i] > r->ceiling[i] ||
-		    plan->limits[i] != ((req->limits_set & (1u << i)) ? req->limits[i]
-								       : r->ceiling[i]))
+		    plan->limits[i] !=
+			((req->limits_set & (1u << i)) ? req->limits[i] : r->ceiling[i]))
 			abort();
 	if (plan->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000 ||
 	    (r->timeout_max_ms && plan->timeout_ms > r->timeout_max_ms) ||
-	    (r->network_none_only && !plan->network_none) ||
-	    plan->channel != (req->channel != 0))
+	    (r->network_none_only && !plan->network_none) || plan->channel != (req->channel != 0))
 		abort();
 	check_paths(r, req, plan);
-	if (plan->cwd != req->cwd || (plan->cwd && iso_path_check(plan->cwd, ISO_PATH_ANY, NULL) < 0))
+	if (plan->cwd != req->cwd ||
+	    (plan->cwd && iso_path_check(plan->cwd, ISO_PATH_ANY, NULL) < 0))
 		abort();
 	check_env(r, req, plan);
 	for (size_t i = 0; i < plan->npass; i++)
@@ -244,8 +244,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[512] = "";
 	int rc;
 
-	if (iso_wire_decode(data, size, &msg, why, sizeof(why)) != 0 ||
-	    msg.type != ISO_MSG_SPAWN)
+	if (iso_wire_decode(data, size, &msg, why, sizeof(why)) != 0 || msg.type != ISO_MSG_SPAWN)
 		return 0;
 	why[0] = '\0';
 	rule = &policy.rules[msg.id % policy.nrules];

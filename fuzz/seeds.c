@@ -250,8 +250,8 @@ static void wire_seeds(void)
 	u32(ISO_F_LIMIT_HIT, ISO_LIMIT_MEMORY);
 	{
 		/* 1 s of CPU, a peak of 256M, pids reached (bit 9). */
-		uint8_t cgroup[20] = { 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0,
-				       0, 0x02 };
+		uint8_t cgroup[20] = { 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0, 0,
+				       0,    0,    0x10, 0, 0, 0, 0, 0, 0x02 };
 		field(ISO_F_CGROUP, cgroup, sizeof(cgroup));
 	}
 	finish("exited-cgroup");
@@ -521,19 +521,23 @@ static void policy_seeds(const char *srcdir)
 
 		/* Numbers at and over their ranges, one file each. */
 		add("rule user:#1 {\npool 1900000000-1900000000\nprograms any\n"
-		    "timeout %d\n}\n", 366 * 24 * 3600 + over);
+		    "timeout %d\n}\n",
+		    366 * 24 * 3600 + over);
 		snprintf(name, sizeof(name), "timeout-%d", 366 * 24 * 3600 + over);
 		policy(name);
 		add("rule user:#1 {\npool 1900000000-1900000000\nprograms any\n"
-		    "landlock-abi %d\n}\n", 7 + over);
+		    "landlock-abi %d\n}\n",
+		    7 + over);
 		snprintf(name, sizeof(name), "landlock-abi-%d", 7 + over);
 		policy(name);
 		add("rule user:#1 {\npool 1900000000-1900000000\nprograms any\n"
-		    "limit as %s\n}\n", over ? "9223372036854775808" : "9223372036854775807");
+		    "limit as %s\n}\n",
+		    over ? "9223372036854775808" : "9223372036854775807");
 		snprintf(name, sizeof(name), "limit-as-%s", over ? "over" : "at");
 		policy(name);
 		add("rule user:#1 {\npool 1900000000-1900000000\nprograms any\n"
-		    "limit as %s\n}\n", over ? "8193P" : "8191T");
+		    "limit as %s\n}\n",
+		    over ? "8193P" : "8191T");
 		snprintf(name, sizeof(name), "limit-suffix-%s", over ? "over" : "at");
 		policy(name);
 

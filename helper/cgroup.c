@@ -134,7 +134,8 @@ static unsigned listed(int dir, const char *file)
  * first refusal's reason in reason[0..n) if it is empty. */
 static unsigned enable(int dir, const char *path, char *reason, size_t n)
 {
-	unsigned on = listed(dir, "cgroup.subtree_control"), offered = listed(dir, "cgroup.controllers");
+	unsigned on = listed(dir, "cgroup.subtree_control"),
+		 offered = listed(dir, "cgroup.controllers");
 	char plus[16];
 
 	for (size_t i = 0; i < COUNT(controllers); i++) {
@@ -147,8 +148,8 @@ static unsigned enable(int dir, const char *path, char *reason, size_t n)
 					 controllers[i].name, path);
 		} else if (put(dir, "cgroup.subtree_control", plus) < 0) {
 			if (!reason[0])
-				snprintf(reason, n, "%s in %s/cgroup.subtree_control: %s", plus, path,
-					 strerror(errno));
+				snprintf(reason, n, "%s in %s/cgroup.subtree_control: %s", plus,
+					 path, strerror(errno));
 		} else {
 			on |= BIT(i);
 		}
@@ -203,8 +204,8 @@ static int own_cgroup(char *path, size_t n)
 	while (f && !found && fgets(line, sizeof(line), f))
 		if (strncmp(line, "0::/", 4) == 0) {
 			line[strcspn(line, "\n")] = '\0';
-			found = snprintf(path, n, "%s%s", ROOT, strcmp(line + 3, "/") ? line + 3 : "") <
-				(int)n;
+			found = snprintf(path, n, "%s%s", ROOT,
+					 strcmp(line + 3, "/") ? line + 3 : "") < (int)n;
 		}
 	if (f)
 		fclose(f);
@@ -314,8 +315,8 @@ static void note(char *notes, size_t size, const char *text)
 int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int root_started,
 		   struct iso_cgroup *cg, char *notes, size_t notes_size, char *why, size_t n)
 {
-	char path[PATH_MAX], reason[PATH_MAX + 128] = "", text[PATH_MAX + 256],
-	     missing[32] = "", limits[32] = "", where[PATH_MAX + 64];
+	char path[PATH_MAX], reason[PATH_MAX + 128] = "", text[PATH_MAX + 256], missing[32] = "",
+					       limits[32] = "", where[PATH_MAX + 64];
 	size_t m = 0, l = 0;
 
 	*cg = (struct iso_cgroup){ .parent_fd = -1 };
@@ -323,8 +324,8 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 		note(notes, notes_size, "cgroup: off by the rule: memory, pids, cpus not enforced");
 		return 0;
 	}
-	cg->parent_fd = open_parent(policy_parent, root_started, path, sizeof(path), reason,
-				    sizeof(reason));
+	cg->parent_fd =
+	    open_parent(policy_parent, root_started, path, sizeof(path), reason, sizeof(reason));
 	if (cg->parent_fd >= 0 && root_only(cg->parent_fd, path, reason, sizeof(reason)) < 0)
 		iso_close_fds(&cg->parent_fd, 1);
 	if (cg->parent_fd >= 0) {
@@ -335,8 +336,8 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 		return 0;
 	for (size_t i = 0; i < COUNT(controllers); i++)
 		if (!(cg->have & BIT(i))) {
-			m += (size_t)snprintf(missing + m, sizeof(missing) - m, "%s%s", m ? ", " : "",
-					      controllers[i].name);
+			m += (size_t)snprintf(missing + m, sizeof(missing) - m, "%s%s",
+					      m ? ", " : "", controllers[i].name);
 			l += (size_t)snprintf(limits + l, sizeof(limits) - l, "%s%s", l ? ", " : "",
 					      iso_limit_name((enum iso_limit)controllers[i].limit));
 		}
@@ -353,8 +354,8 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 
 /* ---- Each guest ---- */
 
-int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *leaf,
-		     char *name, size_t name_size, char *why, size_t n)
+int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *leaf, char *name,
+		     size_t name_size, char *why, size_t n)
 {
 	/* Unique among the helpers that share the parent: a pid is, while
 	 * its helper lives, and each helper counts its own. */
@@ -367,8 +368,8 @@ int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *
 		return 0;
 	snprintf(name, name_size, "%d.%lu", (int)getpid(), ++made);
 	if (mkdirat(cg->parent_fd, name, 0755) < 0 || fchmodat(cg->parent_fd, name, 0755, 0) < 0 ||
-	    (*leaf = openat(cg->parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						     O_CLOEXEC)) < 0)
+	    (*leaf = openat(cg->parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+		0)
 		rc = iso_why_errno(why, n, "cgroup %s", name);
 	/* An OOM kill takes all of the guest, never half of it. */
 	else if ((cg->have & (1u << ISO_LIMIT_MEMORY)) && put(*leaf, "memory.oom.group", "1") < 0)

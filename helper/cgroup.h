@@ -21,8 +21,8 @@
 #include "wire.h"
 
 struct iso_cgroup {
-	int parent_fd;	/* PARENT, or -1: guests run without a cgroup */
-	unsigned have;	/* the controllers enabled for the leaves, as bits
+	int parent_fd; /* PARENT, or -1: guests run without a cgroup */
+	unsigned have; /* the controllers enabled for the leaves, as bits
 			 * 1 << ISO_LIMIT_MEMORY, PIDS, CPUS */
 };
 
@@ -47,8 +47,8 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
  * directory's descriptor and name (name_size bytes) its name; -1 and ""
  * without a cgroup. Returns 0 or -errno with a reason.
  */
-int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *leaf,
-		     char *name, size_t name_size, char *why, size_t n);
+int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *leaf, char *name,
+		     size_t name_size, char *why, size_t n);
 
 /* The leaf's memory (and no swap), pids and cpus as limits[] (by enum
  * iso_limit) says, writing only those that differ from set[] (NULL: a

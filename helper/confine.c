@@ -84,27 +84,29 @@ static size_t deny_prefix(char *const *names, uint32_t action, struct sock_filte
 }
 
 /* The rule's deny list, then its profile's program, into c. */
-static int prepare_seccomp(const struct iso_rule *rule, struct iso_confine *c,
-			   char *why, size_t n)
+static int prepare_seccomp(const struct iso_rule *rule, struct iso_confine *c, char *why, size_t n)
 {
 	const struct iso_seccomp_program *p =
-		&iso_seccomp_programs[rule->seccomp == ISO_SECCOMP_STRICT]
-				     [rule->seccomp_action == ISO_SECCOMP_KILL];
-	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL
-				  ? SECCOMP_RET_KILL_PROCESS
-				  : SECCOMP_RET_ERRNO | EPERM;
+	    &iso_seccomp_programs[rule->seccomp == ISO_SECCOMP_STRICT]
+				 [rule->seccomp_action == ISO_SECCOMP_KILL];
+	uint32_t action = rule->seccomp_action == ISO_SECCOMP_KILL ? SECCOMP_RET_KILL_PROCESS
+								   : SECCOMP_RET_ERRNO | EPERM;
 	size_t names = 0, max, k;
 
 	/* The parser refuses unknown names; a rule from elsewhere may not. */
 	for (char **d = rule->seccomp_deny; d && *d; d++, names++)
 		if (!policy_syscall(*d))
-			return iso_why(why, n, EINVAL, "seccomp: unknown system call \"%s\" in "
-				       "the rule at %s:%u", *d, rule->file, rule->line);
+			return iso_why(why, n, EINVAL,
+				       "seccomp: unknown system call \"%s\" in "
+				       "the rule at %s:%u",
+				       *d, rule->file, rule->line);
 	/* The bound also makes bpf_len fit sock_fprog's 16-bit len. */
 	max = names * 2 * DENY_CHECK_LEN + p->len;
 	if (max > BPF_MAXINSNS)
-		return iso_why(why, n, E2BIG, "seccomp: the filter would be %zu instructions, "
-			       "more than the kernel loads", max);
+		return iso_why(why, n, E2BIG,
+			       "seccomp: the filter would be %zu instructions, "
+			       "more than the kernel loads",
+			       max);
 	c->bpf = calloc(max, sizeof *c->bpf);
 	if (!c->bpf)
 		return iso_why(why, n, ENOMEM, "seccomp: out of memory");
@@ -116,8 +118,7 @@ static int prepare_seccomp(const struct iso_rule *rule, struct iso_confine *c,
 
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 {
-	struct sock_fprog prog = { .len = (unsigned short)c->bpf_len,
-				   .filter = c->bpf };
+	struct sock_fprog prog = { .len = (unsigned short)c->bpf_len, .filter = c->bpf };
 
 	/* No filter: the rule's explicit "seccomp none". */
 	if (!c->bpf)
@@ -129,18 +130,16 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
 
 /* ---- Landlock ----------------------------------------------------- */
 
-#define FS_READ                                                               \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |          \
-	 LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_READ \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 /* The rights the kernel accepts in a rule on a file (not a directory). */
-#define FS_FILE                                                               \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |         \
-	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |         \
+#define FS_FILE                                                       \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | \
+	 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | \
 	 LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /* No device nodes even in /tmp (the kernel refuses them to unprivileged
  * users anyway). */
-#define FS_NO_DEVICES                                                         \
-	(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
+#define FS_NO_DEVICES (LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK)
 
 /*
  * The host's system part of every guest's tree, which every guest reads
@@ -150,10 +149,10 @@ int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n)
  * Of /sys the CPU topology only (nproc, os.cpus()). /proc, /tmp, /dev/shm
  * are each guest's own (confine_apply_landlock).
  */
-const char *const confine_system[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", "/sys/devices/system/cpu", NULL
-};
+const char *const confine_system[] = { "/usr",    "/bin",   "/sbin",
+				       "/lib",    "/lib32", "/lib64",
+				       "/libx32", "/etc",   "/sys/devices/system/cpu",
+				       NULL };
 /* The tree's /dev holds only null, zero, full, random, urandom and tty:
  * read and write them (the node, not the device, is read-only). */
 static const char *const system_dev[] = { "/dev", NULL };
@@ -163,20 +162,19 @@ static const char *const system_root[] = { "/", NULL };
 
 enum path_origin {
 	PATH_BUILTIN, /* skipped when missing */
-	PATH_RULE,    /* the administrator's: symlinks followed */
+	PATH_RULE, /* the administrator's: symlinks followed */
 	PATH_REQUEST, /* the caller's: must name the object itself */
 };
 
 int landlock_abi_version(void)
 {
-	int abi = (int)syscall(__NR_landlock_create_ruleset, NULL, 0,
-			       LANDLOCK_CREATE_RULESET_VERSION);
+	int abi =
+	    (int)syscall(__NR_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 
 	return abi < 0 ? 0 : abi;
 }
 
-int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
-		    int *degraded)
+int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi, int *degraded)
 {
 	int enough = abi > 0 && abi >= min_abi;
 
@@ -193,16 +191,21 @@ int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
 /* What each ABI adds, for notes naming what an older kernel lacks. */
 static const char *const landlock_adds[] = {
 	[2] = "cross-directory links and renames (refused instead)",
-	[3] = "truncate rules", [4] = "TCP port rules", [5] = "device ioctl rules",
-	[6] = "signal and abstract-socket scoping", [7] = "audit log flags",
+	[3] = "truncate rules",
+	[4] = "TCP port rules",
+	[5] = "device ioctl rules",
+	[6] = "signal and abstract-socket scoping",
+	[7] = "audit log flags",
 };
 
 void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
 {
 	if (abi == 0) {
-		snprintf(buf, n, "%s", err == EOPNOTSUPP
-			 ? "disabled at boot (EOPNOTSUPP: landlock is not in the kernel's lsm= list)"
-			 : "not in this kernel (ENOSYS)");
+		snprintf(
+		    buf, n, "%s",
+		    err == EOPNOTSUPP
+			? "disabled at boot (EOPNOTSUPP: landlock is not in the kernel's lsm= list)"
+			: "not in this kernel (ENOSYS)");
 		return;
 	}
 	snprintf(buf, n, "kernel ABI %d is below the rule's %d", abi, min_abi);
@@ -216,8 +219,8 @@ void landlock_gap(int abi, int err, int min_abi, char *buf, size_t n)
 
 /* A rule for what fd names: `rights` narrowed to what the ruleset handles
  * and, for a file, to file rights. */
-static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled,
-		    const char *what, char *why, size_t n)
+static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled, const char *what,
+		    char *why, size_t n)
 {
 	struct landlock_path_beneath_attr attr = { .parent_fd = fd };
 	struct stat st;
@@ -234,9 +237,8 @@ static int add_rule(int ruleset, int fd, uint64_t rights, uint64_t handled,
 
 /* A rule for each path, opened (O_PATH) in the guest's tree. A missing
  * built-in path is skipped. */
-static int add_paths(int ruleset, const char *const *paths,
-		     enum path_origin origin, uint64_t rights, uint64_t handled,
-		     char *why, size_t n)
+static int add_paths(int ruleset, const char *const *paths, enum path_origin origin,
+		     uint64_t rights, uint64_t handled, char *why, size_t n)
 {
 	/* A requested path was checked as text against the rule's may_read
 	 * and may_write: a symlink on the way could point anywhere else. */
@@ -280,8 +282,8 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
 		if (mode < 0 || fstat(stdio[i], &st) < 0 || S_ISDIR(st.st_mode) ||
 		    (mode & O_ACCMODE) > O_RDWR)
 			continue;
-		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE], handled,
-			       "stdio", NULL, 0);
+		(void)add_rule(ruleset, stdio[i], by_mode[mode & O_ACCMODE], handled, "stdio", NULL,
+			       0);
 	}
 }
 
@@ -294,8 +296,7 @@ static void add_stdio(int ruleset, const int stdio[3], uint64_t handled)
  * grants. Opened as the guest, a path gives it nothing its uid could not
  * reach: Landlock only narrows the kernel's permission checks.
  */
-int confine_apply_landlock(const struct iso_confine *c,
-			   const struct iso_plan *plan, int program_fd,
+int confine_apply_landlock(const struct iso_confine *c, const struct iso_plan *plan, int program_fd,
 			   const int stdio[3], char *why, size_t n)
 {
 	const char *const own_rw[] = { "/tmp", "/dev/shm", NULL };
@@ -328,18 +329,17 @@ int confine_apply_landlock(const struct iso_confine *c,
 	/* A guest may not signal, or connect to abstract sockets of,
 	 * anything outside its own domain (the caller, other guests). */
 	if (abi >= 6)
-		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET |
-			      LANDLOCK_SCOPE_SIGNAL;
+		attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
 	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (ruleset < 0)
 		return iso_why_errno(why, n, "landlock: creating the ruleset");
 	for (size_t i = 0; rc == 0 && i < COUNT(grants); i++)
-		rc = add_paths(ruleset, grants[i].paths, grants[i].origin,
-			       grants[i].rights, handled, why, n);
+		rc = add_paths(ruleset, grants[i].paths, grants[i].origin, grants[i].rights,
+			       handled, why, n);
 	for (size_t i = 0; rc == 0 && i < plan->ngrants; i++)
 		rc = add_paths(ruleset, (const char *const[]){ plan->grants[i].path, NULL },
-			       PATH_REQUEST, plan->grants[i].write ? rw_no_refer : FS_READ,
-			       handled, why, n);
+			       PATH_REQUEST, plan->grants[i].write ? rw_no_refer : FS_READ, handled,
+			       why, n);
 	/* The program itself, wherever it lives: file rights only (a
 	 * ruleset's rules are a set: their order changes nothing). */
 	if (rc == 0)
@@ -363,12 +363,12 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 	c->rule = rule;
 	c->landlock_abi = landlock_abi_version();
 	landlock_gap(c->landlock_abi, errno, rule->landlock_min_abi, gap, sizeof gap);
-	rc = landlock_decide(rule->landlock, rule->landlock_min_abi,
-			     c->landlock_abi, &degraded);
+	rc = landlock_decide(rule->landlock, rule->landlock_min_abi, c->landlock_abi, &degraded);
 	if (rc < 0)
-		return iso_why(why, n, -rc, "landlock: %s; required by %s", gap,
-			       policy_where(rule, c->landlock_abi > 0 ? ISO_KW_LANDLOCK_ABI
-					    : ISO_KW_LANDLOCK, 0, where, sizeof where));
+		return iso_why(
+		    why, n, -rc, "landlock: %s; required by %s", gap,
+		    policy_where(rule, c->landlock_abi > 0 ? ISO_KW_LANDLOCK_ABI : ISO_KW_LANDLOCK,
+				 0, where, sizeof where));
 	c->landlock_on = rc;
 	if (degraded)
 		snprintf(c->notes, sizeof c->notes, "landlock: %s; running %s as the policy allows",
@@ -379,9 +379,9 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
 	 * own loopback is its to use. */
 	if ((rule->network_default == ISO_NETWORK_NONE || rule->network_none_only) &&
 	    access("/proc/self/ns/net", F_OK) != 0)
-		return iso_why(why, n, ENOSYS, "network none: the kernel has no network namespaces");
-	if (rule->seccomp != ISO_SECCOMP_NONE &&
-	    (rc = prepare_seccomp(rule, c, why, n)) < 0)
+		return iso_why(why, n, ENOSYS,
+			       "network none: the kernel has no network namespaces");
+	if (rule->seccomp != ISO_SECCOMP_NONE && (rc = prepare_seccomp(rule, c, why, n)) < 0)
 		return rc;
 	return 0;
 }
@@ -413,8 +413,7 @@ static const int plan_rlimits[ISO_LIMIT_COUNT] = {
 	[ISO_LIMIT_CPUS] = -1,
 };
 
-static int set_limit(int resource, const char *name, uint64_t value,
-		     char *why, size_t n)
+static int set_limit(int resource, const char *name, uint64_t value, char *why, size_t n)
 {
 	struct rlimit rl, now;
 
@@ -423,8 +422,7 @@ static int set_limit(int resource, const char *name, uint64_t value,
 	 * ceiling that large means none. */
 	if (resource == RLIMIT_CPU && value > UINT64_MAX / 1000000000)
 		value = UINT64_MAX;
-	rl.rlim_cur = rl.rlim_max =
-		value == UINT64_MAX ? RLIM_INFINITY : (rlim_t)value;
+	rl.rlim_cur = rl.rlim_max = value == UINT64_MAX ? RLIM_INFINITY : (rlim_t)value;
 	/* CPU: the soft limit's SIGXCPU is the one unambiguous sign that the
 	 * limit ended the guest. The kernel counts RLIMIT_CPU in scheduler
 	 * ticks, which the precise time getrusage() reports can trail by a
@@ -465,9 +463,7 @@ int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n)
 	(void)getrlimit(RLIMIT_MEMLOCK, &memlock);
 	if (rc == 0)
 		rc = set_limit(RLIMIT_MEMLOCK, "memlock",
-			       memlock.rlim_max < 64 * 1024 ? memlock.rlim_max
-							    : 64 * 1024,
-			       why, n);
+			       memlock.rlim_max < 64 * 1024 ? memlock.rlim_max : 64 * 1024, why, n);
 	return rc;
 }
 
@@ -482,7 +478,8 @@ int confine_apply_network(const struct iso_plan *plan, int caller_net, char *why
 	 * say, never the helper's. */
 	if (!plan->network_none)
 		return caller_net >= 0 && setns(caller_net, CLONE_NEWNET) < 0
-			       ? iso_why_errno(why, n, "the caller's network namespace") : 0;
+			   ? iso_why_errno(why, n, "the caller's network namespace")
+			   : 0;
 	if (unshare(CLONE_NEWNET) < 0)
 		return iso_why_errno(why, n, "network namespace");
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -514,13 +511,15 @@ int confine_apply_ipc(const struct iso_plan *plan, char *why, size_t n)
 	const char *const knob[][2] = {
 		{ "/proc/sys/kernel/sem", "250 32000 32 128" },
 		{ "/proc/sys/kernel/msgmni", "16" },
-		{ "/proc/sys/kernel/shmmax", max }, { "/proc/sys/kernel/shmall", all },
+		{ "/proc/sys/kernel/shmmax", max },
+		{ "/proc/sys/kernel/shmall", all },
 	};
 	size_t knobs = bytes == UINT64_MAX ? 2 : COUNT(knob);
 	int fd, rc = 0;
 
 	snprintf(max, sizeof max, "%llu", (unsigned long long)bytes);
-	snprintf(all, sizeof all, "%llu", (unsigned long long)(bytes / (uint64_t)sysconf(_SC_PAGESIZE)));
+	snprintf(all, sizeof all, "%llu",
+		 (unsigned long long)(bytes / (uint64_t)sysconf(_SC_PAGESIZE)));
 	for (size_t i = 0; rc == 0 && i < knobs; i++) {
 		fd = open(knob[i][0], O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, knob[i][1], strlen(knob[i][1])) < 0)

@@ -24,10 +24,10 @@ struct sock_filter;
 
 struct iso_confine {
 	const struct iso_rule *rule;
-	int landlock_abi;	/* what the kernel reports, 0 = none */
-	int landlock_on;	/* 1 = apply Landlock to guests */
+	int landlock_abi; /* what the kernel reports, 0 = none */
+	int landlock_on; /* 1 = apply Landlock to guests */
 	struct sock_filter *bpf; /* prepared seccomp program, or NULL */
-	size_t bpf_len;		/* instructions */
+	size_t bpf_len; /* instructions */
 	char notes[ISO_WIRE_TEXT_MAX]; /* degraded modes accepted, for the client */
 };
 
@@ -46,8 +46,7 @@ int landlock_abi_version(void);
  * OFF, or OPTIONAL on a kernel without Landlock: *degraded set), -ENOSYS
  * refuse (REQUIRED on a kernel without it or below the rule's ABI).
  */
-int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi,
-		    int *degraded);
+int landlock_decide(enum iso_landlock_mode mode, int min_abi, int abi, int *degraded);
 
 /* Pure: what a kernel reporting `abi` (0: none, `err` from
  * landlock_abi_version() saying why) lacks for a rule needing min_abi, as
@@ -73,8 +72,7 @@ int confine_prepare(const struct iso_rule *rule, struct iso_confine *c, char *wh
  * without a filter.
  */
 int confine_apply_rlimits(const struct iso_plan *plan, char *why, size_t n);
-int confine_apply_landlock(const struct iso_confine *c,
-			   const struct iso_plan *plan, int program_fd,
+int confine_apply_landlock(const struct iso_confine *c, const struct iso_plan *plan, int program_fd,
 			   const int stdio[3], char *why, size_t n);
 int confine_apply_seccomp(const struct iso_confine *c, char *why, size_t n);
 

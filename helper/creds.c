@@ -70,8 +70,8 @@ static int same_ns(int fd, const char *kind)
 	struct stat mine, theirs;
 
 	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
-	return stat(path, &mine) == 0 && fstat(fd, &theirs) == 0 &&
-	       mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
+	return stat(path, &mine) == 0 && fstat(fd, &theirs) == 0 && mine.st_dev == theirs.st_dev &&
+	       mine.st_ino == theirs.st_ino;
 }
 
 /* The peer's namespace `kind` into *ns, or -1 when it is the helper's.
@@ -104,8 +104,8 @@ static int peer_ns(int pidfd, pid_t pid, const char *kind, int *ns, char *why, s
  * root would build the guest's tree from: refused. SO_PEERPIDFD names the
  * peer for good; before Linux 6.5, pidfd_open() of its pid, which it keeps
  * unless the peer went between its connect and now. */
-static int peer_namespaces(int sock, const struct ucred *peer, struct iso_caller *c,
-			   char *why, size_t n)
+static int peer_namespaces(int sock, const struct ucred *peer, struct iso_caller *c, char *why,
+			   size_t n)
 {
 	socklen_t len = sizeof(int);
 	int pidfd = -1, owner = -1, rc;
@@ -119,7 +119,8 @@ static int peer_namespaces(int sock, const struct ucred *peer, struct iso_caller
 	close(pidfd);
 	if (rc == 0 && c->mnt_ns >= 0 &&
 	    ((owner = ioctl(c->mnt_ns, NS_GET_USERNS)) < 0 || !same_ns(owner, "user")))
-		rc = iso_why(why, n, EPERM, "the caller's mount namespace belongs to a user "
+		rc = iso_why(why, n, EPERM,
+			     "the caller's mount namespace belongs to a user "
 			     "namespace of its own, whose mounts isospawn does not build on");
 	iso_close_fds(&owner, 1);
 	return rc;
@@ -138,8 +139,10 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 	/* Why not (no_new_privs, no setuid bit, a nosuid mount) the library
 	 * that started the helper tells its caller, without privilege. */
 	if (geteuid() != 0)
-		return iso_why(why, n, EPERM, "isospawn-helper is not running as root "
-			       "(euid %u)", (unsigned)geteuid());
+		return iso_why(why, n, EPERM,
+			       "isospawn-helper is not running as root "
+			       "(euid %u)",
+			       (unsigned)geteuid());
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0)
 		return iso_why_errno(why, n, "SO_PEERCRED");
 	if (getuid() == 0) {
@@ -150,7 +153,8 @@ int caller_identify(int sock, struct iso_caller *caller, char *why, size_t n)
 		caller->gid = peer.gid;
 		len = sizeof(caller->groups);
 		ng = getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &len) < 0
-			     ? -1 : (int)(len / sizeof(gid_t));
+			 ? -1
+			 : (int)(len / sizeof(gid_t));
 		if (ng >= 0 && (rc = peer_namespaces(sock, &peer, caller, why, n)) < 0)
 			return rc;
 	} else {
@@ -191,10 +195,9 @@ static int ensure_root_dir(const char *path, char *why, size_t n)
 	if (lstat(path, &st) < 0)
 		return iso_why_errno(why, n, "%s", path);
 	if (!S_ISDIR(st.st_mode) || st.st_uid != 0)
-		return iso_why(why, n, EPERM,
-			       "%s must be a directory owned by root (found uid %u, %s)",
-			       path, (unsigned)st.st_uid,
-			       S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
+		return iso_why(
+		    why, n, EPERM, "%s must be a directory owned by root (found uid %u, %s)", path,
+		    (unsigned)st.st_uid, S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
 	if (((st.st_mode & 07777) != 0700 && chmod(path, 0700) < 0) ||
 	    (st.st_gid != 0 && lchown(path, 0, 0) < 0))
 		return iso_why_errno(why, n, "chmod or chown %s", path);
@@ -254,8 +257,10 @@ int caller_slot_take(uid_t caller, const char *what, uint32_t max, char *why, si
 		if (fd != -EAGAIN)
 			return fd;
 	}
-	return iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as many as its rule's "
-		       "'guests' allows", (unsigned)caller, (unsigned)max, what);
+	return iso_why(why, n, EAGAIN,
+		       "uid %u holds %u %s slots, as many as its rule's "
+		       "'guests' allows",
+		       (unsigned)caller, (unsigned)max, what);
 }
 
 void caller_slot_give(int fd)
@@ -307,7 +312,8 @@ int caller_slot_given(int watch, uid_t caller, const char *what)
 			/* UID.whatN; or the queue overflowed, and may have
 			 * dropped one. */
 			if ((ev->mask & IN_Q_OVERFLOW) ||
-			    (ev->len > (uint32_t)plen && strncmp(ev->name, prefix, (size_t)plen) == 0 &&
+			    (ev->len > (uint32_t)plen &&
+			     strncmp(ev->name, prefix, (size_t)plen) == 0 &&
 			     ev->name[plen] >= '0' && ev->name[plen] <= '9'))
 				given = 1;
 			at += (ssize_t)(sizeof(*ev) + ev->len);
@@ -357,12 +363,15 @@ int pool_id_not_an_account(uid_t id, const struct iso_rule *rule, char *why, siz
 		return 0;
 	log_event(LOG_ERR, "pool-account uid=%u rule=%s:%u", (unsigned)id, rule->file, rule->line);
 	if (rc != 0)
-		return iso_why(why, n, EACCES, "pool uid %u of the rule at %s:%u: cannot tell "
-			       "whether it is an account's id (%s)", (unsigned)id, rule->file,
-			       rule->line, strerror(rc));
-	return iso_why(why, n, EACCES, "pool uid %u of the rule at %s:%u is %s: no guest runs "
-		       "under an account's id (isospawnctl check lists them)", (unsigned)id,
-		       rule->file, rule->line, user ? "a user's uid" : "a group's gid");
+		return iso_why(why, n, EACCES,
+			       "pool uid %u of the rule at %s:%u: cannot tell "
+			       "whether it is an account's id (%s)",
+			       (unsigned)id, rule->file, rule->line, strerror(rc));
+	return iso_why(why, n, EACCES,
+		       "pool uid %u of the rule at %s:%u is %s: no guest runs "
+		       "under an account's id (isospawnctl check lists them)",
+		       (unsigned)id, rule->file, rule->line,
+		       user ? "a user's uid" : "a group's gid");
 }
 
 int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
@@ -391,7 +400,8 @@ int lease_acquire(const struct iso_rule *rule, uid_t caller, struct iso_lease *l
 		fd = lock_file(path, 1, why, n);
 	}
 	/* What a helper that died left in the file (a record) goes. */
-	if (fd >= 0 && ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || iso_record_clear(fd, 0) < 0)) {
+	if (fd >= 0 &&
+	    ((got = pread(fd, &mark, sizeof(mark), 0)) < 0 || iso_record_clear(fd, 0) < 0)) {
 		close(fd);
 		fd = iso_why_errno(why, n, "%s", path);
 	}
@@ -450,19 +460,17 @@ int creds_drop(uid_t uid, char *why, size_t n)
 	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
 	    getresgid(&rg, &eg, &sg) < 0 || rg != uid || eg != uid || sg != uid ||
 	    getgroups(0, NULL) != 0)
-		return iso_why(why, n, EPERM, "ids not as set after the drop to %u",
-			       (unsigned)uid);
+		return iso_why(why, n, EPERM, "ids not as set after the drop to %u", (unsigned)uid);
 	/* The drop must be irreversible: if uid 0 could be regained, the
 	 * guest could regain it too. */
 	if (setuid(0) == 0 || setresuid(-1, 0, -1) == 0 || setgid(0) == 0)
-		return iso_why(why, n, EPERM, "uid 0 regained after the drop to %u",
-			       (unsigned)uid);
+		return iso_why(why, n, EPERM, "uid 0 regained after the drop to %u", (unsigned)uid);
 	/* Nor any capability: a permitted one kept (PR_SET_KEEPCAPS,
 	 * SECBIT_KEEP_CAPS) could be made effective again; the ambient set
 	 * lies within the permitted one. */
 	if (syscall(SYS_capget, &caps_head, caps) < 0 ||
-	    (caps[0].effective | caps[0].permitted | caps[0].inheritable |
-	     caps[1].effective | caps[1].permitted | caps[1].inheritable) != 0)
+	    (caps[0].effective | caps[0].permitted | caps[0].inheritable | caps[1].effective |
+	     caps[1].permitted | caps[1].inheritable) != 0)
 		return iso_why(why, n, EPERM, "capabilities left after the drop to %u",
 			       (unsigned)uid);
 	/* No setuid binary may give the guest privileges back. */

@@ -13,7 +13,7 @@
 #define ISO_CALLER_GROUPS_MAX 256
 
 struct iso_caller {
-	uid_t uid;	/* who ran the setuid helper, or the socket's peer */
+	uid_t uid; /* who ran the setuid helper, or the socket's peer */
 	gid_t gid;
 	gid_t groups[ISO_CALLER_GROUPS_MAX];
 	size_t ngroups;
@@ -59,8 +59,8 @@ struct iso_lease {
  * meanwhile.
  */
 struct iso_given_uids {
-	uint64_t mark;			/* the connection's; 0: none */
-	uid_t uids[ISO_GIVEN_UIDS];	/* newest first; 0: none */
+	uint64_t mark; /* the connection's; 0: none */
+	uid_t uids[ISO_GIVEN_UIDS]; /* newest first; 0: none */
 };
 
 /* Check every directory above ISO_STATE_DIR as the policy's, then create

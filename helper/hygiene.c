@@ -48,7 +48,7 @@ static const struct {
 	const char *name;
 	rlim_t value, minimum;
 } helper_limits[] = {
-	{ RLIMIT_CORE, "core", 0, 0 },	/* never dump a root process */
+	{ RLIMIT_CORE, "core", 0, 0 }, /* never dump a root process */
 	{ RLIMIT_CPU, "cpu", RLIM_INFINITY, RLIM_INFINITY },
 	{ RLIMIT_FSIZE, "fsize", RLIM_INFINITY, 0 },
 	{ RLIMIT_DATA, "data", RLIM_INFINITY, 256 << 20 },
@@ -86,10 +86,12 @@ static int check_request_socket(char *why, size_t n)
 	socklen_t len = sizeof(domain);
 
 	if (getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
-	    getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
-	    domain != AF_UNIX || type != SOCK_SEQPACKET)
-		return iso_why(why, n, ENOTSOCK, "fd %d is not an AF_UNIX SOCK_SEQPACKET "
-			       "socket: start me through libisospawn", ISO_HELPER_FD);
+	    getsockopt(ISO_HELPER_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || domain != AF_UNIX ||
+	    type != SOCK_SEQPACKET)
+		return iso_why(why, n, ENOTSOCK,
+			       "fd %d is not an AF_UNIX SOCK_SEQPACKET "
+			       "socket: start me through libisospawn",
+			       ISO_HELPER_FD);
 	/* Children must not inherit the request socket. */
 	if (fcntl(ISO_HELPER_FD, F_SETFD, FD_CLOEXEC) < 0)
 		return iso_why_errno(why, n, "fd %d", ISO_HELPER_FD);
@@ -131,7 +133,8 @@ static int reset_limits(char *why, size_t n)
 		    rl.rlim_max < helper_limits[i].minimum ||
 		    setrlimit(helper_limits[i].resource,
 			      &(struct rlimit){ rl.rlim_max, rl.rlim_max }) < 0)
-			return iso_why(why, n, EPERM, "resource limit %s: cannot set it to a "
+			return iso_why(why, n, EPERM,
+				       "resource limit %s: cannot set it to a "
 				       "safe value (%s); was it lowered by the caller?",
 				       helper_limits[i].name, strerror(errno));
 	}
@@ -178,21 +181,26 @@ int hygiene_start(char *why, size_t n)
 static const struct hierarchy {
 	const char *mount;
 	long magic;
-	const char *key;      /* its line of /proc/self/cgroup: "N" key "/PATH" */
+	const char *key; /* its line of /proc/self/cgroup: "N" key "/PATH" */
 	const char *files[3]; /* the last, which freezes, the root has not */
 } hierarchies[] = {
-	{ "/sys/fs/cgroup", CGROUP2_SUPER_MAGIC, "::",
+	{ "/sys/fs/cgroup",
+	  CGROUP2_SUPER_MAGIC,
+	  "::",
 	  { "cgroup.procs", "cgroup.threads", "cgroup.freeze" } },
-	{ "/sys/fs/cgroup/unified", CGROUP2_SUPER_MAGIC, "::",
+	{ "/sys/fs/cgroup/unified",
+	  CGROUP2_SUPER_MAGIC,
+	  "::",
 	  { "cgroup.procs", "cgroup.threads", "cgroup.freeze" } },
-	{ "/sys/fs/cgroup/freezer", CGROUP_SUPER_MAGIC, ":freezer:",
+	{ "/sys/fs/cgroup/freezer",
+	  CGROUP_SUPER_MAGIC,
+	  ":freezer:",
 	  { "cgroup.procs", "tasks", "freezer.state" } },
 };
 
 /* The cgroup `cgroup` ("" for the root's), then each above it; `risk`
  * says what a file writable by another would let it do. */
-static int cgroup_up(const struct hierarchy *h, char *cgroup, const char *risk, char *why,
-		     size_t n)
+static int cgroup_up(const struct hierarchy *h, char *cgroup, const char *risk, char *why, size_t n)
 {
 	char file[2 * PATH_MAX];
 	struct stat st;
@@ -206,9 +214,11 @@ static int cgroup_up(const struct hierarchy *h, char *cgroup, const char *risk, 
 				return iso_why_errno(why, n, "%s", file);
 			}
 			if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-				return iso_why(why, n, EPERM, "%s: owned by uid %u, mode %04o, expected "
-					       "root's alone: it lets its owner %s", file,
-					       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), risk);
+				return iso_why(why, n, EPERM,
+					       "%s: owned by uid %u, mode %04o, expected "
+					       "root's alone: it lets its owner %s",
+					       file, (unsigned)st.st_uid,
+					       (unsigned)(st.st_mode & 07777), risk);
 		}
 		if (*cgroup == '\0')
 			return 0;
@@ -244,7 +254,8 @@ int hygiene_cgroup(char *why, size_t n)
 		at[strcspn(at, "\n")] = '\0';
 		rc = cgroup_up(y, strcmp(at, "/") == 0 ? at + 1 : at,
 			       "freeze this helper and its guests' deadlines (connect through "
-			       "isospawn.socket)", why, n);
+			       "isospawn.socket)",
+			       why, n);
 	}
 	return rc;
 }

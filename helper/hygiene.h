@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 /* Helper exit codes (isospawn-helper(8)). */
-#define ISO_HELPER_EXIT_OK 0	  /* the client closed the connection */
+#define ISO_HELPER_EXIT_OK 0 /* the client closed the connection */
 #define ISO_HELPER_EXIT_REFUSED 1 /* refused at start-up, reason given */
-#define ISO_HELPER_EXIT_FAILED 2  /* internal failure while serving */
+#define ISO_HELPER_EXIT_FAILED 2 /* internal failure while serving */
 
 /*
  * Everything from the helper's start-up that does not need the policy:

@@ -52,7 +52,7 @@
 struct iso_landlock_ruleset_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net; /* ABI 4 */
-	uint64_t scoped;	     /* ABI 6 */
+	uint64_t scoped; /* ABI 6 */
 };
 
 #endif /* ISO_LANDLOCK_H */

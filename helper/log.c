@@ -43,8 +43,10 @@ int log_audit_open(const char *path, char *why, size_t n)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		return iso_why(why, n, EPERM, "audit-log %s: expected a regular file of root's "
-			       "that no one else may write", path);
+		return iso_why(why, n, EPERM,
+			       "audit-log %s: expected a regular file of root's "
+			       "that no one else may write",
+			       path);
 	}
 	audit_fd = fd;
 	return 0;
@@ -64,11 +66,11 @@ void log_event(int priority, const char *fmt, ...)
 	syslog(priority, "%s", line);
 	if (audit_fd < 0)
 		return;
-	if (gmtime_r(&now, &tm) == NULL || strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ",
-						       &tm) == 0)
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		snprintf(stamp, sizeof(stamp), "-");
-	len = snprintf(record, sizeof(record), "%s isospawn-helper[%d]: %s\n", stamp,
-		       (int)getpid(), line);
+	len = snprintf(record, sizeof(record), "%s isospawn-helper[%d]: %s\n", stamp, (int)getpid(),
+		       line);
 	/* One write, appended whole: helpers running at once never mix
 	 * their lines. A line that cannot be kept is said where it can. */
 	if (write(audit_fd, record, (size_t)len) != len)
@@ -88,7 +90,7 @@ void log_caller_set(uid_t uid)
 	iso_quote(quoted, sizeof(quoted), name);
 	/* A portable name (POSIX's set) as it is; any other in quotes. */
 	if (name[0] != '\0' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				     "0123456789._-") == strlen(name))
+					    "0123456789._-") == strlen(name))
 		snprintf(caller, sizeof(caller), "%u(%s)", (unsigned)uid, quoted);
 	else
 		snprintf(caller, sizeof(caller), "%u(\"%s\")", (unsigned)uid, quoted);

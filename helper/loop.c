@@ -104,8 +104,8 @@ static int reply(struct iso_server *srv, const struct iso_wire_msg *msg, int fd)
 	struct iso_outq *q, **tail;
 
 	if (len < 0)
-		log_event(LOG_ERR, "internal: cannot encode reply type %d: %s",
-			  msg->type, strerror((int)-len));
+		log_event(LOG_ERR, "internal: cannot encode reply type %d: %s", msg->type,
+			  strerror((int)-len));
 	if (len < 0 || srv->noutq >= OUTQ_MAX || !(q = malloc(sizeof(*q) + (size_t)len))) {
 		iso_close_fds(&fd, 1);
 		return len < 0 ? (int)len : -ENOBUFS;
@@ -122,8 +122,8 @@ static int reply(struct iso_server *srv, const struct iso_wire_msg *msg, int fd)
 	return srv->noutq == 1 ? flush_outq(srv, 0) : 0;
 }
 
-static void refuse(struct iso_server *srv, uint32_t id, int err,
-		   const char *program, const char *reason)
+static void refuse(struct iso_server *srv, uint32_t id, int err, const char *program,
+		   const char *reason)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_REFUSED, .id = id };
 	char qprog[256], qwhy[600];
@@ -132,9 +132,10 @@ static void refuse(struct iso_server *srv, uint32_t id, int err,
 	m.u.refused.message = reason;
 	iso_quote(qprog, sizeof(qprog), program ? program : "-");
 	iso_quote(qwhy, sizeof(qwhy), reason);
-	log_event(LOG_NOTICE, "refuse id=%u caller=%s rule=%s:%u"
-		  " program=\"%s\" reason=\"%s\"", id, log_caller(),
-		  srv->rule->file, srv->rule->line, qprog, qwhy);
+	log_event(LOG_NOTICE,
+		  "refuse id=%u caller=%s rule=%s:%u"
+		  " program=\"%s\" reason=\"%s\"",
+		  id, log_caller(), srv->rule->file, srv->rule->line, qprog, qwhy);
 	(void)reply(srv, &m, -1);
 }
 
@@ -156,8 +157,8 @@ int server_read_wait(struct iso_server *srv, uint64_t *ms)
 	char why[256];
 	ssize_t len;
 
-	while ((len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, 0, fds, ISO_FDS_MAX,
-				   &nfds, &seen)) == -EINTR)
+	while ((len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, 0, fds, ISO_FDS_MAX, &nfds,
+				   &seen)) == -EINTR)
 		;
 	if (len >= 0)
 		iso_close_fds(fds, nfds);
@@ -185,14 +186,11 @@ static struct iso_guest_entry *find_guest(struct iso_server *srv, uint32_t id)
 }
 
 /* Watch the started guest: its pidfd becomes readable when it is gone. */
-static int watch_guest(struct iso_server *srv, struct iso_guest_entry *entry,
-		       uint32_t id, const struct iso_plan *plan, char *why,
-		       size_t n)
+static int watch_guest(struct iso_server *srv, struct iso_guest_entry *entry, uint32_t id,
+		       const struct iso_plan *plan, char *why, size_t n)
 {
-	struct epoll_event ev = { .events = EPOLLIN,
-				  .data.u32 = (uint32_t)(entry - srv->entries) };
-	struct epoll_event rep = { .events = EPOLLIN,
-				   .data.u32 = ev.data.u32 + TAG_REPORT };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)(entry - srv->entries) };
+	struct epoll_event rep = { .events = EPOLLIN, .data.u32 = ev.data.u32 + TAG_REPORT };
 
 	if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, entry->child.pidfd, &ev) < 0 ||
 	    epoll_ctl(srv->epfd, EPOLL_CTL_ADD, entry->child.report_fd, &rep) < 0)
@@ -210,11 +208,15 @@ static void write_record(struct iso_server *srv, const struct iso_guest_entry *g
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_GUEST, .id = g->id };
 
-	m.u.guest = (struct iso_wire_guest){
-		.program = program, .caller = srv->caller.uid, .helper = (uint32_t)getpid(),
-		.pid = (uint32_t)g->child.pid, .uid = g->child.lease.uid,
-		.timeout_ms = plan->timeout_ms, .limits_set = (1u << ISO_LIMIT_COUNT) - 1,
-		.network = plan->network_none ? ISO_NETWORK_NONE : ISO_NETWORK_HOST };
+	m.u.guest = (struct iso_wire_guest){ .program = program,
+					     .caller = srv->caller.uid,
+					     .helper = (uint32_t)getpid(),
+					     .pid = (uint32_t)g->child.pid,
+					     .uid = g->child.lease.uid,
+					     .timeout_ms = plan->timeout_ms,
+					     .limits_set = (1u << ISO_LIMIT_COUNT) - 1,
+					     .network = plan->network_none ? ISO_NETWORK_NONE
+									   : ISO_NETWORK_HOST };
 	memcpy(m.u.guest.limits, plan->limits, sizeof(plan->limits));
 	(void)iso_record_write(g->child.lease.lock_fd, &m, srv->wbuf, ISO_WIRE_MAX);
 }
@@ -226,8 +228,7 @@ static void write_record(struct iso_server *srv, const struct iso_guest_entry *g
  * otherwise 0.
  */
 static int start_guest(struct iso_server *srv, struct iso_guest_entry *entry, uint32_t id,
-		       const struct iso_wire_spawn *req, const int *fds, size_t nfds,
-		       int may_wait)
+		       const struct iso_wire_spawn *req, const int *fds, size_t nfds, int may_wait)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_SPAWNED, .id = id };
 	struct iso_plan plan = { 0 };
@@ -243,8 +244,8 @@ static int start_guest(struct iso_server *srv, struct iso_guest_entry *entry, ui
 		return 1;
 	}
 	if (rc == 0)
-		rc = spawn_start(&srv->ctx, &plan, slot_fd, fds, nfds, &entry->child, &chan,
-				 why, sizeof(why));
+		rc = spawn_start(&srv->ctx, &plan, slot_fd, fds, nfds, &entry->child, &chan, why,
+				 sizeof(why));
 	if (rc == 0 && (rc = watch_guest(srv, entry, id, &plan, why, sizeof(why))) < 0) {
 		/* Cannot watch it, so it must not run. */
 		struct iso_wire_exited gone;
@@ -261,10 +262,11 @@ static int start_guest(struct iso_server *srv, struct iso_guest_entry *entry, ui
 	write_record(srv, entry, req->program, &plan);
 	log_names(names, sizeof(names), req->overrides);
 	iso_quote(qprog, sizeof(qprog), req->program);
-	log_event(LOG_INFO, "spawn id=%u caller=%s rule=%s:%u"
+	log_event(LOG_INFO,
+		  "spawn id=%u caller=%s rule=%s:%u"
 		  " program=\"%s\" overrides=%s guest_uid=%u pid=%d network=%s",
-		  id, log_caller(), srv->rule->file, srv->rule->line, qprog,
-		  names, (unsigned)entry->child.lease.uid, (int)entry->child.pid,
+		  id, log_caller(), srv->rule->file, srv->rule->line, qprog, names,
+		  (unsigned)entry->child.lease.uid, (int)entry->child.pid,
 		  plan.network_none ? "none" : "host");
 	plan_release(&plan);
 	m.u.spawned.pid = (uint32_t)entry->child.pid;
@@ -328,19 +330,20 @@ static int watch_slots(struct iso_server *srv, char *why, size_t n)
  * served. The first to wait tries twice, before the watch begins and
  * after, as a slot given back in between wakes no one.
  */
-static void handle_spawn(struct iso_server *srv, uint32_t id,
-			 const struct iso_wire_spawn *req, size_t len, int *fds,
-			 size_t nfds)
+static void handle_spawn(struct iso_server *srv, uint32_t id, const struct iso_wire_spawn *req,
+			 size_t len, int *fds, size_t nfds)
 {
 	struct iso_guest_entry *entry = NULL;
 	char why[512];
-	size_t want = (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite +
-		      req->npass;
+	size_t want =
+	    (size_t)__builtin_popcount(req->stdio_mask) + req->nread + req->nwrite + req->npass;
 	int may_wait = req->wait_slot_ms != 0, rc = 0;
 
 	if (nfds != want)
-		rc = iso_why(why, sizeof(why), EINVAL, "request names %zu descriptors (stdio, "
-			     "grants and passed) but carries %zu", want, nfds);
+		rc = iso_why(why, sizeof(why), EINVAL,
+			     "request names %zu descriptors (stdio, "
+			     "grants and passed) but carries %zu",
+			     want, nfds);
 	/* Id 0 marks a free entry: a guest with it would be untracked. */
 	else if (id == 0)
 		rc = iso_why(why, sizeof(why), EINVAL, "request id 0 is reserved");
@@ -410,9 +413,11 @@ static void expire_waiting(struct iso_server *srv)
 	while ((w = waitq_expired(&srv->waitq, now)) != NULL) {
 		struct iso_guest_entry *entry = &srv->entries[w->entry];
 
-		iso_why(why, sizeof(why), EAGAIN, "uid %u holds %u guest slots, as many as its "
+		iso_why(why, sizeof(why), EAGAIN,
+			"uid %u holds %u guest slots, as many as its "
 			"rule's 'guests' allows, and none was given back in the %llu ms the "
-			"spawn waited", (unsigned)srv->caller.uid, (unsigned)srv->rule->guests_max,
+			"spawn waited",
+			(unsigned)srv->caller.uid, (unsigned)srv->rule->guests_max,
 			(unsigned long long)((now - w->since_us) / 1000));
 		refuse(srv, entry->id, EAGAIN, NULL, why);
 		end_wait(srv, entry);
@@ -434,8 +439,8 @@ static void handle_kill(struct iso_server *srv, uint32_t id, uint32_t sig)
 		end_wait(srv, g);
 		return;
 	}
-	log_event(LOG_INFO, "kill id=%u caller=%s guest_uid=%u signal=%u", id,
-		  log_caller(), (unsigned)g->child.lease.uid, sig);
+	log_event(LOG_INFO, "kill id=%u caller=%s guest_uid=%u signal=%u", id, log_caller(),
+		  (unsigned)g->child.lease.uid, sig);
 	/* SIGSTOP would stop the reaper (signalled from outside its PID
 	 * namespace, pid 1 stops like any process), and with it the guest's
 	 * deadline: it goes as a queued SIGTSTP, which the reaper turns into
@@ -475,15 +480,14 @@ static void handle_stop(struct iso_server *srv, uint32_t id, uint32_t uid, uint3
 
 	snprintf(path, sizeof(path), "%s/%u", ISO_LEASE_DIR, uid);
 	if (iso_record_read(path, srv->rbuf, ISO_WIRE_MAX, &srv->msg) != 1 ||
-	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) ||
-	    iso_record_kill(g) < 0) {
+	    g->caller != srv->caller.uid || (pid != 0 && g->pid != pid) || iso_record_kill(g) < 0) {
 		iso_why(why, sizeof(why), ESRCH, "no guest of yours runs under uid %u%s", uid,
 			pid != 0 ? " with that reaper" : "");
 		refuse(srv, id, ESRCH, NULL, why);
 		return;
 	}
-	log_event(LOG_INFO, "stop caller=%s guest=%u.%u guest_uid=%u", log_caller(),
-		  g->helper, srv->msg.id, uid);
+	log_event(LOG_INFO, "stop caller=%s guest=%u.%u guest_uid=%u", log_caller(), g->helper,
+		  srv->msg.id, uid);
 	(void)reply(srv, &done, -1);
 }
 
@@ -492,15 +496,14 @@ static void handle_rule(struct iso_server *srv, uint32_t id)
 {
 	struct iso_wire_msg m = { .type = ISO_MSG_RULE_TEXT, .id = id };
 
-	m.u.rule_text = (struct iso_wire_rule_text){ srv->rule->file, srv->rule->line,
-						     srv->rule->text };
+	m.u.rule_text =
+	    (struct iso_wire_rule_text){ srv->rule->file, srv->rule->line, srv->rule->text };
 	(void)reply(srv, &m, -1);
 }
 
 /* Tell the client how the guest ended, and what ended it as far as the
  * rlimits tell, unless its cgroup's OOM kill said memory (cgroup.c). */
-static void tell(struct iso_server *srv, struct iso_guest_entry *g,
-		 struct iso_wire_msg *m)
+static void tell(struct iso_server *srv, struct iso_guest_entry *g, struct iso_wire_msg *m)
 {
 	struct iso_wire_exited *ex = &m->u.exited;
 	uint64_t cpu_us = ex->user_us + ex->sys_us;
@@ -569,15 +572,16 @@ static int handle_socket(struct iso_server *srv)
 		char why[256];
 		unsigned long started = srv->started;
 		struct iso_wire_msg *m = &srv->msg;
-		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT,
-					   fds, ISO_FDS_MAX, &nfds, &seen);
+		ssize_t len = iso_recv_fds(srv->sock, srv->rbuf, ISO_WIRE_MAX, MSG_DONTWAIT, fds,
+					   ISO_FDS_MAX, &nfds, &seen);
 
 		/* Nothing more for now; or the client is gone (end of file, or
 		 * the socket failed). */
 		if (len <= 0)
 			return len == -EAGAIN || len == -EINTR;
 		if (seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC))
-			refuse(srv, 0, EBADMSG, NULL, "request truncated (too large or too many descriptors)");
+			refuse(srv, 0, EBADMSG, NULL,
+			       "request truncated (too large or too many descriptors)");
 		else if (iso_wire_decode(srv->rbuf, (size_t)len, m, why, sizeof(why)) < 0)
 			refuse(srv, m->id, EINVAL, NULL, why);
 		else if (m->type == ISO_MSG_SPAWN)
@@ -676,8 +680,8 @@ int server_run(struct iso_server *srv)
 			} else if (tag == TAG_SOCK) {
 				/* Replies waiting for a client that went: their
 				 * send fails, and ends the connection. */
-				if ((evs[i].events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && srv->outq &&
-				    flush_outq(srv, 1) < 0)
+				if ((evs[i].events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) &&
+				    srv->outq && flush_outq(srv, 1) < 0)
 					serving = 0;
 				if (serving && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 					serving = handle_socket(srv);
@@ -699,8 +703,7 @@ int server_run(struct iso_server *srv)
 		if (srv->noutq >= OUTQ_MAX)
 			serving = 0;
 	}
-	log_event(LOG_INFO, "disconnect caller=%s live_guests=%zu",
-		  log_caller(), srv->nlive);
+	log_event(LOG_INFO, "disconnect caller=%s live_guests=%zu", log_caller(), srv->nlive);
 	shutdown_all(srv);
 	return ISO_HELPER_EXIT_OK;
 }

@@ -42,18 +42,18 @@ struct iso_server {
 	struct iso_confine confine;
 	struct iso_cgroup cgroup;
 	struct iso_spawn_ctx ctx;
-	unsigned long started;	      /* guests started on this connection */
+	unsigned long started; /* guests started on this connection */
 
 	struct iso_guest_entry entries[ISO_GUESTS_MAX];
-	size_t nlive;		      /* entries taken, live or waiting */
-	struct iso_waitq waitq;	      /* the waiting, oldest first */
-	int slot_watch;		      /* caller_slot_watch() while any waits */
-	struct iso_outq *outq;	      /* replies the client has not taken */
+	size_t nlive; /* entries taken, live or waiting */
+	struct iso_waitq waitq; /* the waiting, oldest first */
+	int slot_watch; /* caller_slot_watch() while any waits */
+	struct iso_outq *outq; /* replies the client has not taken */
 	size_t noutq;
 
-	uint8_t rbuf[ISO_WIRE_MAX];   /* a request, or a lease record read */
-	uint8_t wbuf[ISO_WIRE_MAX];   /* a reply or record being encoded */
-	struct iso_wire_msg msg;      /* the decoded request or record */
+	uint8_t rbuf[ISO_WIRE_MAX]; /* a request, or a lease record read */
+	uint8_t wbuf[ISO_WIRE_MAX]; /* a reply or record being encoded */
+	struct iso_wire_msg msg; /* the decoded request or record */
 };
 
 /* The connection's epoll set and signalfd, and what every spawn needs

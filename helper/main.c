@@ -45,8 +45,7 @@ static int refuse_client(int err, const char *why, const char *told)
 	if (connection >= 0)
 		caller_slot_give(connection);
 	iso_quote(qwhy, sizeof(qwhy), why);
-	log_event(LOG_NOTICE, "refuse-connect caller=%s reason=\"%s\"",
-		  log_caller(), qwhy);
+	log_event(LOG_NOTICE, "refuse-connect caller=%s reason=\"%s\"", log_caller(), qwhy);
 	(void)server_hello(&server, err, told != NULL ? told : why);
 	return ISO_HELPER_EXIT_REFUSED;
 }
@@ -85,10 +84,13 @@ static int take_connection(char *why, size_t n)
 	if ((rc = caller_slot_take(uid, "connection", max, why, n)) != -EAGAIN)
 		return rc;
 	if ((waiting = caller_slot_take(uid, "waiting", max, busy, sizeof(busy))) < 0)
-		return waiting != -EAGAIN ? iso_why(why, n, -waiting, "%s", busy) :
-		       iso_why(why, n, EAGAIN, "uid %u holds %u connections, as many as its "
-			       "rule's 'guests' allows plus one, and as many more wait for one",
-			       (unsigned)uid, (unsigned)max);
+		return waiting != -EAGAIN
+			   ? iso_why(why, n, -waiting, "%s", busy)
+			   : iso_why(
+				 why, n, EAGAIN,
+				 "uid %u holds %u connections, as many as its "
+				 "rule's 'guests' allows plus one, and as many more wait for one",
+				 (unsigned)uid, (unsigned)max);
 	if (server_hello(&server, rc, why) == 0 && server_read_wait(&server, &ms) == 0) {
 		log_event(LOG_INFO, "wait-connect caller=%s wait_ms=%llu", log_caller(),
 			  (unsigned long long)ms);
@@ -128,34 +130,37 @@ int main(int argc, char **argv)
 	log_warnings(&report);
 	policy_report_free(&report);
 	if (rc < 0)
-		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why, "the policy is invalid; "
+		return refuse_client(rc == -EINVAL ? EINVAL : EPERM, why,
+				     "the policy is invalid; "
 				     "an administrator can run isospawnctl check");
 	/* Every line from here on is in the audit file too, or the caller is
 	 * not served: an audit trail is never silently lost. */
 	if (server.policy.audit_log != NULL &&
 	    log_audit_open(server.policy.audit_log, why, sizeof(why)) < 0)
-		return refuse_client(EPERM, why, "the audit log cannot be written; an administrator "
+		return refuse_client(EPERM, why,
+				     "the audit log cannot be written; an administrator "
 				     "can run isospawnctl check");
-	server.rule = policy_match(&server.policy, server.caller.uid,
-				   server.caller.gid, server.caller.groups,
-				   server.caller.ngroups);
+	server.rule = policy_match(&server.policy, server.caller.uid, server.caller.gid,
+				   server.caller.groups, server.caller.ngroups);
 	if (!server.rule)
-		return refuse_client(iso_why(why, sizeof(why), EACCES, "no rule in %s admits uid %u",
-					     ISO_POLICY_PATH, (unsigned)server.caller.uid), why, NULL);
+		return refuse_client(iso_why(why, sizeof(why), EACCES,
+					     "no rule in %s admits uid %u", ISO_POLICY_PATH,
+					     (unsigned)server.caller.uid),
+				     why, NULL);
 	/* The template is built as the rule's first pool uid: no account's. */
 	if ((rc = state_prepare(why, sizeof(why))) < 0 ||
 	    (rc = connection = take_connection(why, sizeof(why))) < 0 ||
-	    (rc = pool_id_not_an_account(server.rule->pool_first, server.rule, why,
-					 sizeof(why))) < 0 ||
-	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) < 0 ||
+	    (rc = pool_id_not_an_account(server.rule->pool_first, server.rule, why, sizeof(why))) <
+		0 ||
+	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) <
+		0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0 ||
 	    (rc = cgroup_prepare(server.rule, server.policy.cgroup_parent, root_started,
 				 &server.cgroup, server.confine.notes, sizeof(server.confine.notes),
 				 why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);
-	log_event(LOG_INFO, "connect caller=%s rule=%s:%u landlock_abi=%d",
-		  log_caller(), server.rule->file, server.rule->line,
-		  server.confine.landlock_abi);
+	log_event(LOG_INFO, "connect caller=%s rule=%s:%u landlock_abi=%d", log_caller(),
+		  server.rule->file, server.rule->line, server.confine.landlock_abi);
 	if (server_hello(&server, 0, NULL) < 0)
 		rc = ISO_HELPER_EXIT_FAILED;
 	else

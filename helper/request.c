@@ -41,8 +41,8 @@ static const char *const reserved[] = { "/proc", "/dev", "/.iso", NULL };
 /* A grant lends the object the caller opened; the rule says whether it
  * may lend at all, and for writing. Where it shows in the tree is the
  * caller's to choose, but for the tree's root and own parts. */
-static int check_grants(const struct iso_rule *rule, const char *const *paths,
-			int write, char *why, size_t n)
+static int check_grants(const struct iso_rule *rule, const char *const *paths, int write, char *why,
+			size_t n)
 {
 	const char *kind = write ? "write" : "read";
 	char where[WHERE_MAX];
@@ -51,11 +51,15 @@ static int check_grants(const struct iso_rule *rule, const char *const *paths,
 		const char *p = *paths;
 
 		if (iso_path_check(p, ISO_PATH_ANY, NULL) < 0)
-			return iso_why(why, n, EINVAL, "%s grant path must be absolute without "
-				       "'.' or '..' components", kind);
+			return iso_why(why, n, EINVAL,
+				       "%s grant path must be absolute without "
+				       "'.' or '..' components",
+				       kind);
 		if (strcmp(p, "/") == 0 || in_list(reserved, p, 1))
-			return iso_why(why, n, EINVAL, "%s grant %s: the guest's tree keeps /, /proc, "
-				       "/dev and /.iso for itself", kind, p);
+			return iso_why(why, n, EINVAL,
+				       "%s grant %s: the guest's tree keeps /, /proc, "
+				       "/dev and /.iso for itself",
+				       kind, p);
 		if (rule->grants < (write ? ISO_GRANTS_READ_WRITE : ISO_GRANTS_READ))
 			return iso_why(why, n, EACCES, "%s grant of %s not allowed by %s", kind, p,
 				       policy_where(rule, ISO_KW_GRANTS, 0, where, sizeof(where)));
@@ -71,8 +75,8 @@ static int by_path(const void *a, const void *b)
 /* One list of the request's grants in path order (a prefix sorts before
  * what extends it), a path granted twice the same way once; twice in two
  * ways is refused, since which would win is no one's guess to make. */
-static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
-			char *why, size_t n)
+static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan, char *why,
+			size_t n)
 {
 	size_t ndistinct = 0;
 
@@ -86,8 +90,10 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 
 		if (ndistinct > 0 && strcmp(plan->grants[ndistinct - 1].path, g->path) == 0) {
 			if (plan->grants[ndistinct - 1].write != g->write)
-				return iso_why(why, n, EINVAL, "%s is granted both for reading and "
-					       "for writing", g->path);
+				return iso_why(why, n, EINVAL,
+					       "%s is granted both for reading and "
+					       "for writing",
+					       g->path);
 			continue;
 		}
 		plan->grants[ndistinct++] = *g;
@@ -98,8 +104,8 @@ static int order_grants(const struct iso_wire_spawn *req, struct iso_plan *plan,
 
 /* Each number once (the same descriptor twice is the caller's slip, two
  * at one number no one's to choose between), never the channel's. */
-static int decide_passes(const struct iso_wire_spawn *req, struct iso_plan *plan,
-			 char *why, size_t n)
+static int decide_passes(const struct iso_wire_spawn *req, struct iso_plan *plan, char *why,
+			 size_t n)
 {
 	for (uint32_t i = 0; i < req->npass; i++) {
 		uint32_t num = req->pass_fds[i];
@@ -127,9 +133,8 @@ static const char *seconds(uint64_t ms, char *buf, size_t n)
 	return buf;
 }
 
-static int decide_limits(const struct iso_rule *rule,
-			 const struct iso_wire_spawn *req, struct iso_plan *plan,
-			 char *why, size_t n)
+static int decide_limits(const struct iso_rule *rule, const struct iso_wire_spawn *req,
+			 struct iso_plan *plan, char *why, size_t n)
 {
 	char asked[32], ceiling[32], where[WHERE_MAX];
 
@@ -151,7 +156,8 @@ static int decide_limits(const struct iso_rule *rule,
 		if (req->limits[i] > rule->ceiling[i]) {
 			iso_limit_format(i, req->limits[i], asked, sizeof(asked));
 			iso_limit_format(i, rule->ceiling[i], ceiling, sizeof(ceiling));
-			return iso_why(why, n, EACCES, "limit %s=%s is above the ceiling %s=%s of %s",
+			return iso_why(why, n, EACCES,
+				       "limit %s=%s is above the ceiling %s=%s of %s",
 				       iso_limit_name((enum iso_limit)i), asked,
 				       iso_limit_name((enum iso_limit)i), ceiling,
 				       policy_where(rule, ISO_KW_LIMIT, i, where, sizeof(where)));
@@ -161,10 +167,13 @@ static int decide_limits(const struct iso_rule *rule,
 	/* No timeout at all: only where the rule sets no ceiling. */
 	if (req->timeout_ms == ISO_TIMEOUT_NONE) {
 		plan->timeout_ms = 0;
-		return rule->timeout_max_ms == 0 ? 0
-		       : iso_why(why, n, EACCES, "no timeout is not allowed by %s: its timeout is at "
-				 "most %s s", policy_where(rule, ISO_KW_TIMEOUT, 0, where, sizeof(where)),
-				 seconds(rule->timeout_max_ms, ceiling, sizeof(ceiling)));
+		return rule->timeout_max_ms == 0
+			   ? 0
+			   : iso_why(why, n, EACCES,
+				     "no timeout is not allowed by %s: its timeout is at "
+				     "most %s s",
+				     policy_where(rule, ISO_KW_TIMEOUT, 0, where, sizeof(where)),
+				     seconds(rule->timeout_max_ms, ceiling, sizeof(ceiling)));
 	}
 	/* The policy's own bound on timeouts (366 days) also bounds a rule
 	 * without a ceiling, so deadlines cannot overflow. */
@@ -209,9 +218,8 @@ static int env_refusal(const struct iso_rule *rule, int rc, char *why, size_t n)
 	return rc == -EPERM ? -EACCES : rc;
 }
 
-int request_decide(const struct iso_rule *rule,
-		   const struct iso_wire_spawn *req, struct iso_plan *plan,
-		   char *why, size_t n)
+int request_decide(const struct iso_rule *rule, const struct iso_wire_spawn *req,
+		   struct iso_plan *plan, char *why, size_t n)
 {
 	char where[WHERE_MAX];
 	struct iso_env_rules env_rules = {
@@ -235,16 +243,17 @@ int request_decide(const struct iso_rule *rule,
 	if (req->network == ISO_NETWORK_HOST && rule->network_none_only)
 		return iso_why(why, n, EACCES, "network host is not allowed by %s",
 			       policy_where(rule, ISO_KW_NETWORK, 0, where, sizeof(where)));
-	plan->network_none = req->network == ISO_NETWORK_NONE ||
-		(req->network == ISO_NETWORK_DEFAULT &&
-		 rule->network_default == ISO_NETWORK_NONE);
+	plan->network_none =
+	    req->network == ISO_NETWORK_NONE ||
+	    (req->network == ISO_NETWORK_DEFAULT && rule->network_default == ISO_NETWORK_NONE);
 
 	if ((rc = check_grants(rule, req->read_paths, 0, why, n)) < 0 ||
 	    (rc = check_grants(rule, req->write_paths, 1, why, n)) < 0 ||
 	    (rc = order_grants(req, plan, why, n)) < 0)
 		return rc;
 	if (req->cwd && iso_path_check(req->cwd, ISO_PATH_ANY, NULL) < 0)
-		return iso_why(why, n, EINVAL, "working directory must be absolute without '.' "
+		return iso_why(why, n, EINVAL,
+			       "working directory must be absolute without '.' "
 			       "or '..' components");
 	if ((rc = decide_passes(req, plan, why, n)) < 0)
 		return rc;
@@ -252,7 +261,7 @@ int request_decide(const struct iso_rule *rule,
 	/* Strict: what the client forwards must already be allow-listed. */
 	rc = iso_build_env(req->forward, req->overrides, &env_rules,
 			   ISO_ENV_STRICT_SOURCE |
-				   (rule->programs_any ? 0 : ISO_ENV_PROGRAMS_RESTRICTED),
+			       (rule->programs_any ? 0 : ISO_ENV_PROGRAMS_RESTRICTED),
 			   &plan->envp, why, n);
 	if (rc < 0)
 		return env_refusal(rule, rc, why, n);

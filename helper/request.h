@@ -18,29 +18,29 @@
 #include "wire.h"
 
 struct iso_plan {
-	const char *program;	   /* absolute, normalized (points into req) */
-	const char *const *argv;   /* NULL-terminated (points into req) */
-	char **envp;		   /* iso_build_env() result; owned, free();
+	const char *program; /* absolute, normalized (points into req) */
+	const char *const *argv; /* NULL-terminated (points into req) */
+	char **envp; /* iso_build_env() result; owned, free();
 				    * NULL in the reaper, which has the whole
 				    * environment in its PLAN */
 	uint64_t limits[ISO_LIMIT_COUNT]; /* effective values */
-	uint64_t timeout_ms;	   /* 0 = none */
-	int network_none;	   /* 1 = own network namespace */
+	uint64_t timeout_ms; /* 0 = none */
+	int network_none; /* 1 = own network namespace */
 	/* The request's grants, validated, in path order: a directory comes
 	 * before what is below it, so that a grant inside another is
 	 * mounted on it, not hidden by it. Each path once. */
 	struct iso_grant {
-		const char *path;  /* in the guest's tree (into req) */
-		int write;	   /* 1: read and write; 0: read only */
+		const char *path; /* in the guest's tree (into req) */
+		int write; /* 1: read and write; 0: read only */
 		unsigned fd_index; /* its descriptor's place among the request's
 				    * grants: READ_PATHs, then WRITE_PATHs */
-		int fd;		   /* that descriptor, once received, or -1 */
+		int fd; /* that descriptor, once received, or -1 */
 	} grants[2 * ISO_PATHS_MAX];
 	size_t ngrants;
-	const char *cwd;	   /* absolute, normalized, or NULL (into req) */
-	int channel;		   /* ISO_CHANNEL_*: the guest's on fd 3, or none */
-	uint32_t stdio_mask;	   /* which of 0-2 the caller gave */
-	int stdio[3];		   /* the reaper's: those, or /dev/null */
+	const char *cwd; /* absolute, normalized, or NULL (into req) */
+	int channel; /* ISO_CHANNEL_*: the guest's on fd 3, or none */
+	uint32_t stdio_mask; /* which of 0-2 the caller gave */
+	int stdio[3]; /* the reaper's: those, or /dev/null */
 	/* Descriptors of the caller's the guest gets at their own numbers
 	 * (3 and above, each once, never the channel's): the number, and the
 	 * descriptor in the reaper (-1 before). */
@@ -57,9 +57,8 @@ struct iso_plan {
  * -ENOMEM, with a one-line reason naming what was refused. On failure
  * nothing is allocated. The stdio fds are not touched.
  */
-int request_decide(const struct iso_rule *rule,
-		   const struct iso_wire_spawn *req, struct iso_plan *plan,
-		   char *why, size_t n);
+int request_decide(const struct iso_rule *rule, const struct iso_wire_spawn *req,
+		   struct iso_plan *plan, char *why, size_t n);
 
 void plan_release(struct iso_plan *plan);
 

@@ -104,7 +104,7 @@ static struct {
 	 * fixed text, errno messages, the guest's uid and the request's paths
 	 * only: never an environment value or another caller's data */
 	char reason[sizeof(((struct iso_child *)0)->reason)];
-	int channel;	  /* the plan's ISO_CHANNEL_* */
+	int channel; /* the plan's ISO_CHANNEL_* */
 	int channel_told; /* the helper has its CHANNEL */
 } report;
 /* CHANNEL, encoded before the guest exists: the guest encodes nothing. */
@@ -139,16 +139,14 @@ static void set_failure(enum iso_stage stage, int err, const char *reason)
 	snprintf(report.reason, sizeof(report.reason), "%s", reason);
 }
 
-static noreturn void guest_fail(enum iso_stage stage, int err,
-				const char *reason)
+static noreturn void guest_fail(enum iso_stage stage, int err, const char *reason)
 {
 	set_failure(stage, err, reason);
 	_exit(127);
 }
 
 /* Returns only if the exec failed, with errno set. */
-static void exec_program(int prog, const char *const *argv,
-			 char *const envp[])
+static void exec_program(int prog, const char *const *argv, char *const envp[])
 {
 	sigset_t none;
 
@@ -198,9 +196,8 @@ static int make_channel(int report_fd, int kind)
  * set-up (which holds the ruleset and moves stdio out of the way); the
  * filter comes last, so that only the exec must pass it.
  */
-static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
-				const struct iso_plan *plan, uid_t uid, int prog,
-				int report_fd, char *const envp[])
+static noreturn void guest_main(const struct iso_spawn_ctx *ctx, const struct iso_plan *plan,
+				uid_t uid, int prog, int report_fd, char *const envp[])
 {
 	const struct iso_confine *c = ctx->confine;
 	int fds[4] = { plan->stdio[0], plan->stdio[1], plan->stdio[2], -1 };
@@ -220,7 +217,8 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 	/* Where it starts, reached as the guest: a path of its tree that the
 	 * caller named, or its own /tmp. */
 	if (chdir(plan->cwd ? plan->cwd : "/tmp") < 0) {
-		rc = iso_why_errno(why, sizeof(why), "working directory %s", plan->cwd ? plan->cwd : "/tmp");
+		rc = iso_why_errno(why, sizeof(why), "working directory %s",
+				   plan->cwd ? plan->cwd : "/tmp");
 		guest_fail(ISO_STAGE_CONFINEMENT, -rc, why);
 	}
 	if (plan->channel && (fds[3] = make_channel(report_fd, plan->channel)) < 0)
@@ -236,8 +234,9 @@ static noreturn void guest_main(const struct iso_spawn_ctx *ctx,
 	exec_program(prog, plan->argv, envp);
 	/* Still missing after the retry: the #! interpreter, looked up in the
 	 * guest's tree. */
-	guest_fail(ISO_STAGE_EXEC, errno, errno == ENOENT ?
-		   "execveat (a #! interpreter outside the guest's tree?)" : "execveat");
+	guest_fail(ISO_STAGE_EXEC, errno,
+		   errno == ENOENT ? "execveat (a #! interpreter outside the guest's tree?)"
+				   : "execveat");
 }
 
 /* Time in microseconds, and peak memory, of what the process waited for. */
@@ -268,8 +267,7 @@ static noreturn void reaper_report(int fd)
 	_exit(0);
 }
 
-static noreturn void reaper_fail(int fd, enum iso_stage stage, int err,
-				 const char *reason)
+static noreturn void reaper_fail(int fd, enum iso_stage stage, int err, const char *reason)
 {
 	set_failure(stage, err, reason);
 	reaper_report(fd);
@@ -336,8 +334,15 @@ static noreturn void reaper_wait(pid_t pid, int report_fd)
 static void reaper_fds(const struct iso_spawn_ctx *ctx, int report_fd)
 {
 	int keep[] = {
-		0, 1, 2, report_fd, ctx->devnull, ctx->helper_pidfd, ctx->world->ns_fd,
-		ctx->world->caller_mnt, ctx->caller_net,
+		0,
+		1,
+		2,
+		report_fd,
+		ctx->devnull,
+		ctx->helper_pidfd,
+		ctx->world->ns_fd,
+		ctx->world->caller_mnt,
+		ctx->caller_net,
 	};
 	unsigned from = 0, next;
 
@@ -390,8 +395,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	if ((seen & (ISO_RECV_TRUNC | ISO_RECV_CTRUNC)) ||
 	    (rc = iso_wire_decode(buf, (size_t)len, &in, why, sizeof(why))) < 0 ||
 	    (rc = in.type == ISO_MSG_PLAN ? 0 : -EBADMSG) < 0 ||
-	    (rc = plan_from_wire(&in.u.plan, fds, nfds, ctx->devnull, &plan, why,
-				 sizeof(why))) < 0)
+	    (rc = plan_from_wire(&in.u.plan, fds, nfds, ctx->devnull, &plan, why, sizeof(why))) < 0)
 		reaper_fail(report_fd, ISO_STAGE_CONFINEMENT, -rc, "the reaper's plan");
 	report.channel = plan.channel;
 	uid = (uid_t)in.u.plan.uid;
@@ -425,8 +429,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 	}
 	/* Set after world_enter() (its fsuid changes clear it); then make
 	 * sure the helper did not already die in between. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    poll(&parent, 1, 0) != 0)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&parent, 1, 0) != 0)
 		_exit(1);
 	/* Returns once the guest has exec'd or given up. The reaper itself
 	 * stays root: once the guest's last process is gone, nothing of its
@@ -454,7 +457,7 @@ static noreturn void reaper_main(const struct iso_spawn_ctx *ctx, int report_fd)
 static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 {
 	struct clone_args args = { .flags = CLONE_PIDFD | CLONE_PARENT | CLONE_NEWPID |
-						CLONE_NEWIPC };
+					    CLONE_NEWIPC };
 	struct pollfd helper = { .fd = ctx->helper_pidfd, .events = POLLIN };
 	int size = ISO_WIRE_MAX + 4096; /* the plan comes whole, however large */
 	int sp[2], pidfd = -1, leaf = -1;
@@ -491,12 +494,14 @@ static noreturn void factory_main(const struct iso_spawn_ctx *ctx, int sock)
 		if (pid == 0)
 			reaper_main(ctx, sp[1]);
 		/* The reaper's pid, with its pidfd and socket; or why not. */
-		out = (struct iso_wire_msg){ .type = ISO_MSG_CLONED, .u.cloned.pid = (uint32_t)pid };
+		out =
+		    (struct iso_wire_msg){ .type = ISO_MSG_CLONED, .u.cloned.pid = (uint32_t)pid };
 		if (pid < 0)
 			out = (struct iso_wire_msg){ .type = ISO_MSG_REFUSED,
 						     .u.refused = { (uint32_t)-pid, "clone3" } };
 		len = iso_wire_encode(&out, buf, sizeof(buf));
-		(void)iso_send_fds(sock, buf, (size_t)len, 0, (int[]){ pidfd, sp[0] }, pid > 0 ? 2 : 0);
+		(void)iso_send_fds(sock, buf, (size_t)len, 0, (int[]){ pidfd, sp[0] },
+				   pid > 0 ? 2 : 0);
 		if (pid > 0)
 			close(pidfd);
 		iso_close_fds(sp, 2);
@@ -623,7 +628,8 @@ static int take_channel(int report_fd, int kind, int *chan, char *why, size_t n)
 	unsigned seen;
 	ssize_t len;
 
-	while ((len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, chan, 1, &nfds, &seen)) == -EINTR)
+	while ((len = iso_recv_fds(report_fd, buf, sizeof(buf), 0, chan, 1, &nfds, &seen)) ==
+	       -EINTR)
 		;
 	if (len <= 0 || iso_wire_decode(buf, (size_t)len, &in, NULL, 0) < 0 ||
 	    in.type != ISO_MSG_CHANNEL) {
@@ -657,8 +663,8 @@ static size_t plan_fds(const struct iso_plan *plan, const int *fds, size_t nfds,
 /* Hand the spare its guest, the encoded plan and its descriptors: the
  * spare becomes the child's reaper. 0, or -EPIPE when the spare went
  * (killed, say). */
-static int use_spare(struct iso_spawn_ctx *ctx, const uint8_t *plan, size_t len,
-		     const int *fds, size_t nfds, struct iso_child *child)
+static int use_spare(struct iso_spawn_ctx *ctx, const uint8_t *plan, size_t len, const int *fds,
+		     size_t nfds, struct iso_child *child)
 {
 	if (iso_send_fds(ctx->spare.report_fd, plan, len, 0, fds, nfds) < 0) {
 		drop_spare(ctx);
@@ -670,9 +676,8 @@ static int use_spare(struct iso_spawn_ctx *ctx, const uint8_t *plan, size_t len,
 	return 0;
 }
 
-int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
-		const int *fds, size_t nfds, struct iso_child *child, int *client_chan,
-		char *why, size_t n)
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd, const int *fds,
+		size_t nfds, struct iso_child *child, int *client_chan, char *why, size_t n)
 {
 	static uint8_t buf[ISO_WIRE_MAX];
 	struct iso_wire_exited gone;
@@ -691,8 +696,10 @@ int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot
 	plan_to_wire(plan, child->lease.uid, &out.u.plan);
 	/* The request fitted; the whole environment may not. */
 	if ((len = iso_wire_encode(&out, buf, sizeof(buf))) < 0)
-		rc = iso_why(why, n, (int)-len, "the request and the guest's whole environment "
-			     "are over %d bytes", ISO_WIRE_MAX);
+		rc = iso_why(why, n, (int)-len,
+			     "the request and the guest's whole environment "
+			     "are over %d bytes",
+			     ISO_WIRE_MAX);
 	/* The spare, or when none was ready (or it went) one cloned now,
 	 * takes the plan, its cgroup bounded first as the plan says where it
 	 * asks for less than the rule (a spare bounded for no guest goes). */
@@ -747,8 +754,9 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 		snprintf(child->reason, sizeof(child->reason), "%s",
 			 in.u.exited.reason ? in.u.exited.reason : "");
 		iso_quote(qwhy, sizeof(qwhy), child->reason);
-		log_event(LOG_NOTICE, "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"",
-			  id, (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
+		log_event(LOG_NOTICE,
+			  "start-failed id=%u guest_uid=%u stage=%s errno=%u reason=\"%s\"", id,
+			  (unsigned)child->lease.uid, iso_stage_name(ex->stage), ex->code, qwhy);
 		ex->reason = child->reason;
 	}
 	child->reported = 1;
@@ -761,8 +769,8 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
 	return 0;
 }
 
-void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
-	       uint32_t id, struct iso_wire_exited *ex)
+void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
+	       struct iso_wire_exited *ex)
 {
 	struct rusage ru = { 0 };
 	int status = 0;

@@ -21,31 +21,31 @@ struct iso_world;
 
 /* One running guest, as spawn_start() leaves it. */
 struct iso_child {
-	pid_t pid;	/* the reaper, pid 1 of the guest's namespace */
-	int pidfd;	/* its pidfd, readable once it has exited */
-	int report_fd;	/* to the reaper: its plan goes in, its channel and
+	pid_t pid; /* the reaper, pid 1 of the guest's namespace */
+	int pidfd; /* its pidfd, readable once it has exited */
+	int report_fd; /* to the reaper: its plan goes in, its channel and
 			 * report come back */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
-	int cgroup_fd;	/* its cgroup's directory (cgroup.c), or -1 */
+	int cgroup_fd; /* its cgroup's directory (cgroup.c), or -1 */
 	char cgroup[32]; /* and its name */
-	int reported;	/* its end read (spawn_report) and so told, the reaper
+	int reported; /* its end read (spawn_report) and so told, the reaper
 			 * not yet gone */
 	char reason[200]; /* a failed start's reason, which EXITED carries */
 };
 
 struct iso_spawn_ctx {
 	const struct iso_confine *confine; /* and through it, the rule */
-	const struct iso_world *world;	   /* the template of the guest's tree */
-	const struct iso_cgroup *cgroup;   /* where the guests' cgroups go */
-	int devnull;	  /* /dev/null, for stdio the caller did not give */
+	const struct iso_world *world; /* the template of the guest's tree */
+	const struct iso_cgroup *cgroup; /* where the guests' cgroups go */
+	int devnull; /* /dev/null, for stdio the caller did not give */
 	int helper_pidfd; /* the helper itself: reapers check it is alive */
-	uid_t caller;	  /* the caller, whose uid no guest may have */
-	int caller_net;	  /* the caller's network namespace, or -1: the helper's */
+	uid_t caller; /* the caller, whose uid no guest may have */
+	int caller_net; /* the caller's network namespace, or -1: the helper's */
 	struct iso_given_uids given; /* the uids its guests gave back last */
-	struct iso_child spare;	  /* a reaper waiting for its guest (pid 0: none);
+	struct iso_child spare; /* a reaper waiting for its guest (pid 0: none);
 				   * no lease until it has one */
-	pid_t factory_pid;	  /* what clones the reapers (0: none yet) */
-	int factory_fd;		  /* its socket */
+	pid_t factory_pid; /* what clones the reapers (0: none yet) */
+	int factory_fd; /* its socket */
 };
 
 /* Once per connection: what every spawn needs; *ctx is zero when called
@@ -66,9 +66,8 @@ int spawn_init(struct iso_spawn_ctx *ctx, const struct iso_confine *confine,
  * reason, and then nothing is left running, leased, held or open. The
  * descriptors stay the caller's.
  */
-int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd,
-		const int *fds, size_t nfds, struct iso_child *child, int *client_chan,
-		char *why, size_t n);
+int spawn_start(struct iso_spawn_ctx *ctx, const struct iso_plan *plan, int slot_fd, const int *fds,
+		size_t nfds, struct iso_child *child, int *client_chan, char *why, size_t n);
 
 /* Clone the next guest's reaper ahead of its request, if there is none and
  * a uid is free (spawner.c, reaper_main); quietly nothing otherwise. */
@@ -91,8 +90,8 @@ int spawn_report(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id
  * ended in *ex unless spawn_report() did, and give back what spawn_start()
  * took, its cgroup removed. `id` names the request in the log.
  */
-void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child,
-	       uint32_t id, struct iso_wire_exited *ex);
+void spawn_end(struct iso_spawn_ctx *ctx, struct iso_child *child, uint32_t id,
+	       struct iso_wire_exited *ex);
 
 /* End the guest now: its reaper, and everything in its cgroup. */
 void spawn_kill(struct iso_child *child);

@@ -27,17 +27,21 @@
 #include "waitq.h"
 
 int waitq_add(struct iso_waitq *q, size_t entry, uint64_t wait_ms, uint64_t now_us,
-	      const void *request, size_t len, int *fds, size_t nfds,
-	      struct iso_waiting **out, char *why, size_t n)
+	      const void *request, size_t len, int *fds, size_t nfds, struct iso_waiting **out,
+	      char *why, size_t n)
 {
 	struct iso_waiting *w, **tail;
 
 	if (len > ISO_WAITQ_BYTES_MAX - q->bytes)
-		return iso_why(why, n, EAGAIN, "the spawns waiting on this connection hold %zu "
-			       "bytes of requests, at most %d", q->bytes, ISO_WAITQ_BYTES_MAX);
+		return iso_why(why, n, EAGAIN,
+			       "the spawns waiting on this connection hold %zu "
+			       "bytes of requests, at most %d",
+			       q->bytes, ISO_WAITQ_BYTES_MAX);
 	if (nfds > ISO_WAITQ_FDS_MAX - q->nfds)
-		return iso_why(why, n, EAGAIN, "the spawns waiting on this connection hold %zu "
-			       "descriptors, at most %d", q->nfds, ISO_WAITQ_FDS_MAX);
+		return iso_why(why, n, EAGAIN,
+			       "the spawns waiting on this connection hold %zu "
+			       "descriptors, at most %d",
+			       q->nfds, ISO_WAITQ_FDS_MAX);
 	/* One allocation: the record, its descriptors, its request. */
 	w = malloc(sizeof(*w) + nfds * sizeof(int) + len);
 	if (w == NULL)
@@ -47,7 +51,7 @@ int waitq_add(struct iso_waitq *q, size_t entry, uint64_t wait_ms, uint64_t now_
 	w->since_us = now_us;
 	/* Saturated: a wait of any length ends no earlier than asked. */
 	w->deadline_us = wait_ms > (UINT64_MAX - now_us) / 1000 ? UINT64_MAX
-								 : now_us + wait_ms * 1000;
+								: now_us + wait_ms * 1000;
 	w->fds = (int *)(w + 1);
 	w->nfds = nfds;
 	memcpy(w->fds, fds, nfds * sizeof(int));
@@ -129,8 +133,10 @@ static int end_wait(const struct pollfd *p, int rc)
 int waitq_slot(int sock, int stop, uid_t caller, const char *what, uint32_t max, uint64_t ms,
 	       char *why, size_t n)
 {
-	struct pollfd p[4] = { { .fd = -1, .events = POLLIN }, { .fd = sock, .events = POLLIN },
-			       { .fd = -1, .events = POLLIN }, { .fd = stop, .events = POLLIN } };
+	struct pollfd p[4] = { { .fd = -1, .events = POLLIN },
+			       { .fd = sock, .events = POLLIN },
+			       { .fd = -1, .events = POLLIN },
+			       { .fd = stop, .events = POLLIN } };
 	int rc;
 
 	/* The watch first: a slot given back after the first try wakes it. */
@@ -145,15 +151,19 @@ int waitq_slot(int sock, int stop, uid_t caller, const char *what, uint32_t max,
 			return end_wait(p, iso_why_errno(why, n, "poll"));
 		/* Nothing comes from a client before its greeting. */
 		if (p[1].revents)
-			return end_wait(p, iso_why(why, n, EPIPE, "the client left while it waited"));
+			return end_wait(p,
+					iso_why(why, n, EPIPE, "the client left while it waited"));
 		if (p[3].revents)
-			return end_wait(p, iso_why(why, n, EINTR, "the helper was told to stop "
+			return end_wait(p, iso_why(why, n, EINTR,
+						   "the helper was told to stop "
 						   "while it waited"));
 		if (p[2].revents)
-			return end_wait(p, iso_why(why, n, EAGAIN, "uid %u holds %u %s slots, as "
+			return end_wait(p, iso_why(why, n, EAGAIN,
+						   "uid %u holds %u %s slots, as "
 						   "many as its rule allows, and none was given "
-						   "back in the %llu ms it waited", (unsigned)caller,
-						   (unsigned)max, what, (unsigned long long)ms));
+						   "back in the %llu ms it waited",
+						   (unsigned)caller, (unsigned)max, what,
+						   (unsigned long long)ms));
 		if (p[0].revents && caller_slot_given(p[0].fd, caller, what))
 			rc = caller_slot_take(caller, what, max, why, n);
 	}

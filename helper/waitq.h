@@ -25,18 +25,18 @@
 
 struct iso_waiting {
 	struct iso_waiting *next; /* the next to come after it */
-	size_t entry;		  /* the table entry it holds (loop.c) */
+	size_t entry; /* the table entry it holds (loop.c) */
 	uint64_t since_us, deadline_us; /* CLOCK_MONOTONIC */
-	int *fds;		  /* its descriptors, held until it ends */
+	int *fds; /* its descriptors, held until it ends */
 	size_t nfds;
 	size_t len;
-	uint8_t *request;	  /* the SPAWN datagram, len bytes */
+	uint8_t *request; /* the SPAWN datagram, len bytes */
 };
 
 struct iso_waitq {
 	struct iso_waiting *head; /* the oldest; NULL: none waits */
-	size_t bytes;		  /* of the requests held */
-	size_t nfds;		  /* descriptors held */
+	size_t bytes; /* of the requests held */
+	size_t nfds; /* descriptors held */
 };
 
 /*
@@ -47,8 +47,8 @@ struct iso_waitq {
  * ISO_WAITQ_BYTES_MAX or ISO_WAITQ_FDS_MAX, or -ENOMEM.
  */
 int waitq_add(struct iso_waitq *q, size_t entry, uint64_t wait_ms, uint64_t now_us,
-	      const void *request, size_t len, int *fds, size_t nfds,
-	      struct iso_waiting **out, char *why, size_t n);
+	      const void *request, size_t len, int *fds, size_t nfds, struct iso_waiting **out,
+	      char *why, size_t n);
 
 /* Take w out of the queue, close its descriptors, free it. */
 void waitq_drop(struct iso_waitq *q, struct iso_waiting *w);

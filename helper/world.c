@@ -107,8 +107,8 @@ static int cover(int dir)
 		return -1;
 	}
 	t = fresh_tmpfs();
-	if (t >= 0 && move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH |
-				 MOVE_MOUNT_T_EMPTY_PATH) == 0)
+	if (t >= 0 &&
+	    move_mount(t, "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
 		return t;
 	iso_close_fds(&t, 1);
 	return -1;
@@ -139,12 +139,11 @@ static int make_point(int dir, const char *path, int isdir)
 		want_dir = isdir || *end == '/';
 		if (*end == '/')
 			*end++ = '\0';
-		next = openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC |
-			      (want_dir ? O_DIRECTORY : 0));
+		next =
+		    openat(fd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC | (want_dir ? O_DIRECTORY : 0));
 		if (next < 0 && errno == ENOENT) {
-			if (create(fd, p, want_dir) < 0 && errno == EROFS &&
-			    fstat(fd, &st) == 0 && st.st_dev == top.st_dev &&
-			    st.st_ino != top.st_ino) {
+			if (create(fd, p, want_dir) < 0 && errno == EROFS && fstat(fd, &st) == 0 &&
+			    st.st_dev == top.st_dev && st.st_ino != top.st_ino) {
 				next = cover(fd);
 				close(fd);
 				fd = next;
@@ -169,11 +168,12 @@ static int attach(int tree, int dir, const char *path, char *why, size_t n)
 	if (fstat(tree, &st) < 0)
 		rc = iso_why_errno(why, n, "%s", path);
 	else if ((point = make_point(dir, path, S_ISDIR(st.st_mode))) < 0)
-		rc = iso_why(why, n, -point, "no mount point for %s in the guest's tree: %s",
-			     path, point == -ENOTEMPTY ? "it needs a new directory where the rule's "
-			     "own paths are, which that would hide" : strerror(-point));
-	else if (move_mount(tree, "", point, "", MOVE_MOUNT_F_EMPTY_PATH |
-			    MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		rc = iso_why(why, n, -point, "no mount point for %s in the guest's tree: %s", path,
+			     point == -ENOTEMPTY ? "it needs a new directory where the rule's "
+						   "own paths are, which that would hide"
+						 : strerror(-point));
+	else if (move_mount(tree, "", point, "",
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		rc = iso_why_errno(why, n, "mounting %s", path);
 	iso_close_fds(&point, 1);
 	close(tree);
@@ -184,8 +184,7 @@ static int attach(int tree, int dir, const char *path, char *why, size_t n)
  * count) as KiB of it. tmpfs reads 0 as unlimited, which only UINT64_MAX
  * ("unlimited") may become: the policy and request_decide() refuse a size
  * of 0. */
-static const char *tmpfs_opts(char *buf, size_t len, const char *owner,
-			      uint64_t size)
+static const char *tmpfs_opts(char *buf, size_t len, const char *owner, uint64_t size)
 {
 	unsigned long long bytes = size == UINT64_MAX ? 0 : size;
 
@@ -214,8 +213,7 @@ static int fs_ids(uid_t id, char *why, size_t n)
  * Private, as every mount it holds: a copy stays in its source's peer
  * group, and what is later mounted on it (a grant inside a grant) would
  * then propagate to the source, on the host (systemd makes '/' shared). */
-static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *why,
-		      size_t n)
+static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *why, size_t n)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
 	struct mount_attr a = { .attr_set = attr, .propagation = MS_PRIVATE };
@@ -223,7 +221,8 @@ static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *w
 
 	if (fd < 0)
 		return iso_why_errno(why, n, "%s", path);
-	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	tree =
+	    open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		rc = iso_why_errno(why, n, "open_tree %s", path);
 	else if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
@@ -240,8 +239,7 @@ static int clone_tree(const char *path, uint64_t resolve, uint64_t attr, char *w
  * its home or a may-write path) leads nowhere a guest could not go. No
  * /proc magic link is followed: CAP_SYS_PTRACE, which setfsuid keeps,
  * would lead through another user's /proc/PID/cwd. */
-static int bind_host(int root, const char *path, uid_t as, uint64_t attr,
-		     char *why, size_t n)
+static int bind_host(int root, const char *path, uid_t as, uint64_t attr, char *why, size_t n)
 {
 	int tree = fs_ids(as, why, n);
 
@@ -260,7 +258,8 @@ static int bind_system(int root, const char *path, char *why, size_t n)
 
 	if (len > 0) {
 		target[len] = '\0';
-		return symlinkat(target, root, path + 1) < 0 ? iso_why_errno(why, n, "%s", path) : 0;
+		return symlinkat(target, root, path + 1) < 0 ? iso_why_errno(why, n, "%s", path)
+							     : 0;
 	}
 	if (errno == ENOENT)
 		return 0;
@@ -270,13 +269,18 @@ static int bind_system(int root, const char *path, char *why, size_t n)
 /* The minimal /dev: nodes the guest may use, links into its /proc. */
 static int make_dev(int root, char *why, size_t n)
 {
-	static const struct { const char *name; unsigned major, minor; } nodes[] = {
-		{ "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 },
+	static const struct {
+		const char *name;
+		unsigned major, minor;
+	} nodes[] = {
+		{ "null", 1, 3 },   { "zero", 1, 5 },    { "full", 1, 7 },
 		{ "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
 	};
 	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+		{ "fd", "/proc/self/fd" },
+		{ "stdin", "/proc/self/fd/0" },
+		{ "stdout", "/proc/self/fd/1" },
+		{ "stderr", "/proc/self/fd/2" },
 	};
 	/* Device nodes work here (no nodev); nothing executes. */
 	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC,
@@ -304,7 +308,7 @@ static int make_dev(int root, char *why, size_t n)
 struct build {
 	const struct iso_rule *rule;
 	struct iso_world *w;
-	int proc;	/* the helper's /proc */
+	int proc; /* the helper's /proc */
 	char *why;
 	size_t n;
 	int rc;
@@ -325,7 +329,8 @@ static int mirror_root(int root, char *why, size_t n)
 	if (host == NULL)
 		return iso_why_errno(why, n, "reading /");
 	while (rc == 0 && (e = readdir(host)) != NULL)
-		if (e->d_name[0] != '.' && fstatat(dirfd(host), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if (e->d_name[0] != '.' &&
+		    fstatat(dirfd(host), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && mkdirat(root, e->d_name, 0755) < 0 && errno != EEXIST)
 			rc = iso_why_errno(why, n, "a mount point for /%s", e->d_name);
 	closedir(host);
@@ -375,8 +380,8 @@ static int build(void *arg)
 		rc = iso_why_errno(b->why, b->n, "a private mount namespace");
 	/* Only mount points: directories, empty files and short symbolic
 	 * links, none of which takes a page. */
-	else if (mount("tmpfs", ISO_STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
-		       "mode=0755,size=1m") < 0 ||
+	else if (mount("tmpfs", ISO_STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") <
+		     0 ||
 		 (root = open(ISO_STATE_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = iso_why_errno(b->why, b->n, "the tree's root");
 	if (rc == 0)
@@ -391,16 +396,17 @@ static int build(void *arg)
 	return 0;
 }
 
-int world_prepare(struct iso_world *w, const struct iso_rule *rule,
-		  const struct iso_caller *caller, char *why, size_t n)
+int world_prepare(struct iso_world *w, const struct iso_rule *rule, const struct iso_caller *caller,
+		  char *why, size_t n)
 {
 	static char stack[64 * 1024];
-	struct build b = { rule, w, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC), why, n,
-			   -EIO };
+	struct build b = { rule, w, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC), why, n, -EIO };
 	pid_t pid;
 
-	*w = (struct iso_world){ .ns_fd = -1, .caller_mnt = caller->mnt_ns,
-				 .caller_uid = caller->uid, .caller_gid = caller->gid };
+	*w = (struct iso_world){ .ns_fd = -1,
+				 .caller_mnt = caller->mnt_ns,
+				 .caller_uid = caller->uid,
+				 .caller_gid = caller->gid };
 #ifdef ISO_BENCH_NO_WORLD
 	/* Only in the benchmark's own helper (bench/, never installed):
 	 * guests stay in the helper's mount namespace, so that `make bench`
@@ -411,8 +417,8 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
 	snprintf(why, n, "building the guest's tree: the builder died");
 	/* Shares memory and descriptors, not the mount namespace; the helper
 	 * waits until it is done (CLONE_VFORK). */
-	pid = clone(build, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_FILES |
-		    CLONE_NEWNS | SIGCHLD, &b);
+	pid = clone(build, stack + sizeof stack,
+		    CLONE_VM | CLONE_VFORK | CLONE_FILES | CLONE_NEWNS | SIGCHLD, &b);
 	if (pid < 0)
 		b.rc = iso_why_errno(why, n, "clone for the guest's tree");
 	else
@@ -433,11 +439,9 @@ int world_prepare(struct iso_world *w, const struct iso_rule *rule,
  * consulted on the way: the open is O_PATH, and the program is executed,
  * and a script read, as the guest.
  */
-static int open_program(const struct iso_plan *plan, uid_t uid, int *prog, char *why,
-			size_t n)
+static int open_program(const struct iso_plan *plan, uid_t uid, int *prog, char *why, size_t n)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-				.resolve = RESOLVE_NO_MAGICLINKS };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat st;
 	int rc;
 
@@ -472,14 +476,16 @@ static int copy_grants(struct iso_plan *plan, int *trees, char *why, size_t n)
 	for (size_t t = 0; t < plan->ngrants; t++) {
 		struct iso_grant *g = &plan->grants[t];
 
-		if (rc == 0 && (fstat(g->fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
+		if (rc == 0 &&
+		    (fstat(g->fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))))
 			rc = iso_why(why, n, EINVAL, "grant %s: not a directory or a regular file",
 				     g->path);
-		if (rc == 0 && (trees[t] = open_tree(g->fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-						     AT_EMPTY_PATH | AT_RECURSIVE)) < 0)
+		if (rc == 0 && (trees[t] = open_tree(g->fd, "",
+						     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+							 AT_EMPTY_PATH | AT_RECURSIVE)) < 0)
 			rc = iso_why_errno(why, n, "grant %s: copying its mount", g->path);
-		if (rc == 0 && mount_setattr(trees[t], "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
-					     sizeof a) < 0)
+		if (rc == 0 &&
+		    mount_setattr(trees[t], "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
 			rc = iso_why_errno(why, n, "grant %s: mount_setattr (Linux 5.12)", g->path);
 		iso_close_fds(&g->fd, 1);
 		g->fd = -1;
@@ -514,8 +520,8 @@ static int idmap_ns(const struct iso_world *w, uid_t uid, char *why, size_t n)
 	unsigned from[] = { (unsigned)w->caller_uid, (unsigned)w->caller_gid };
 	char path[48], line[48];
 	int ns = -1, fd, rc = 0;
-	pid_t pid = clone(idmap_waiter, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | SIGCHLD,
-			  NULL);
+	pid_t pid =
+	    clone(idmap_waiter, stack + sizeof stack, CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
 
 	if (pid < 0)
 		return iso_why_errno(why, n, "idmap: a user namespace");
@@ -553,9 +559,10 @@ static int idmap_grants(const struct iso_world *w, const struct iso_plan *plan, 
 		if (mount_setattr(trees[t], "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) == 0)
 			continue;
 		if (errno == EINVAL && fstatfs(trees[t], &fs) == 0)
-			rc = iso_why(why, n, EINVAL, "grant %s: its file system (%s), or one mounted "
-				     "below it, cannot be idmapped on this kernel", plan->grants[t].path,
-				     iso_fs_name((unsigned long)fs.f_type));
+			rc = iso_why(why, n, EINVAL,
+				     "grant %s: its file system (%s), or one mounted "
+				     "below it, cannot be idmapped on this kernel",
+				     plan->grants[t].path, iso_fs_name((unsigned long)fs.f_type));
 		else
 			rc = iso_why_errno(why, n, "grant %s: idmapping it", plan->grants[t].path);
 	}
@@ -576,8 +583,9 @@ static int idmap_grants(const struct iso_world *w, const struct iso_plan *plan, 
  */
 static int open_stdio_pipes(const struct iso_plan *plan, uid_t caller, char *why, size_t n)
 {
-	static const mode_t by_mode[] = { [O_RDONLY] = S_IROTH, [O_WRONLY] = S_IWOTH,
-					  [O_RDWR] = S_IROTH | S_IWOTH };
+	static const mode_t by_mode[] = {
+		[O_RDONLY] = S_IROTH, [O_WRONLY] = S_IWOTH, [O_RDWR] = S_IROTH | S_IWOTH
+	};
 	mode_t held[3] = { 0, 0, 0 }, mode;
 	struct stat st[3];
 	struct statfs fs;
@@ -587,8 +595,8 @@ static int open_stdio_pipes(const struct iso_plan *plan, uid_t caller, char *why
 	for (int i = 0; i < 3; i++)
 		if (fstatfs(plan->stdio[i], &fs) == 0 && fs.f_type == PIPEFS_MAGIC &&
 		    fstat(plan->stdio[i], &st[i]) == 0 && st[i].st_uid == caller &&
-		    (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 &&
-		    !(fl & O_PATH) && (fl & O_ACCMODE) <= O_RDWR)
+		    (fl = fcntl(plan->stdio[i], F_GETFL)) >= 0 && !(fl & O_PATH) &&
+		    (fl & O_ACCMODE) <= O_RDWR)
 			held[i] = by_mode[fl & O_ACCMODE];
 	for (int i = 0; i < 3; i++) {
 		mode = 0;
@@ -612,9 +620,11 @@ static int mount_accounts(uid_t uid, char *why, size_t n)
 	char text[2][256], src[40], etc[16];
 	int fd, rc = 0;
 
-	snprintf(text[0], sizeof text[0], "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+	snprintf(text[0], sizeof text[0],
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
 		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
-		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n", u, u);
+		 "guest:x:%u:%u:isospawn guest:/tmp:/bin/sh\n",
+		 u, u);
 	snprintf(text[1], sizeof text[1], "root:x:0:\nnogroup:x:65534:\nguest:x:%u:\n", u);
 	if (mount("tmpfs", "/.iso", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=16k") < 0)
 		return iso_why_errno(why, n, "mounting /.iso");

@@ -18,8 +18,8 @@
 #include "policy.h"
 
 struct iso_world {
-	int ns_fd;	  /* the template mount namespace, or -1 */
-	int caller_mnt;	  /* the caller's mount namespace, or -1: the helper's */
+	int ns_fd; /* the template mount namespace, or -1 */
+	int caller_mnt; /* the caller's mount namespace, or -1: the helper's */
 	uid_t caller_uid; /* whose files a grant holds, mapped to the guest's */
 	gid_t caller_gid;
 };
@@ -30,8 +30,8 @@ struct iso_world {
  * -errno with a reason (-ENOSYS when the kernel lacks a mount call the
  * tree needs, naming it).
  */
-int world_prepare(struct iso_world *w, const struct iso_rule *rule,
-		  const struct iso_caller *caller, char *why, size_t n);
+int world_prepare(struct iso_world *w, const struct iso_rule *rule, const struct iso_caller *caller,
+		  char *why, size_t n);
 
 /*
  * In the reaper, root, before the drop: copy each grant's object

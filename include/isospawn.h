@@ -45,8 +45,8 @@ extern "C" {
 #define ISO_VERSION_MINOR 1
 
 /* Opaque handles. */
-typedef struct iso_conn iso_conn;   /* a connection to one helper process */
-typedef struct iso_spec iso_spec;   /* what to run, and how */
+typedef struct iso_conn iso_conn; /* a connection to one helper process */
+typedef struct iso_spec iso_spec; /* what to run, and how */
 typedef struct iso_guest iso_guest; /* one spawned guest */
 
 /* ------------------------------------------------------------------ */
@@ -70,14 +70,14 @@ ISO_PUBLIC const char *iso_strerror(int code);
  * forwarded: the guest gets ISO_GUEST_PATH unless an explicit override sets
  * it (see ISO_ENV_PROGRAMS_RESTRICTED).
  */
-#define ISO_FORWARDED_NAMES                                                   \
-	"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL",      \
-	    "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8", "TMPDIR"
+#define ISO_FORWARDED_NAMES                                                          \
+	"PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "LC_ALL", "LC_CTYPE", \
+	    "PYTHONIOENCODING", "PYTHONUTF8", "TMPDIR"
 #define ISO_GUEST_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* Bounds shared with the helper (isospawn.conf(5), libisospawn(3)). */
-#define ISO_ENV_NAME_MAX 255      /* bytes in a variable name */
-#define ISO_ENV_VALUE_MAX 32768   /* bytes in a variable value */
+#define ISO_ENV_NAME_MAX 255 /* bytes in a variable name */
+#define ISO_ENV_VALUE_MAX 32768 /* bytes in a variable value */
 #define ISO_ENV_OVERRIDES_MAX 128 /* overrides in one request */
 
 /*
@@ -141,10 +141,9 @@ enum {
  * Returns 0; -EINVAL malformed name or value; -EPERM a name the rules do not
  * allow; -E2BIG too many overrides or a value too long; -ENOMEM.
  */
-ISO_PUBLIC int iso_build_env(const char *const *source,
-			     const char *const *overrides,
-			     const struct iso_env_rules *rules, unsigned flags,
-			     char ***out, char *why, size_t why_size);
+ISO_PUBLIC int iso_build_env(const char *const *source, const char *const *overrides,
+			     const struct iso_env_rules *rules, unsigned flags, char ***out,
+			     char *why, size_t why_size);
 
 /* ------------------------------------------------------------------ */
 /* Connections                                                          */
@@ -226,14 +225,12 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv);
  * iso_spawn() time. NULL means forward nothing.
  * Returns 0; -ENOMEM.
  */
-ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
-				       const char *const *envp);
+ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec, const char *const *envp);
 
 /* Add an explicit override NAME=value (copied). The name is checked here
  * for form; policy is checked by the helper. Setting a name twice replaces
  * the value. Returns 0; -EINVAL; -E2BIG; -ENOMEM. */
-ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
-				const char *value);
+ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name, const char *value);
 
 /*
  * The guest's standard input, output and error: caller fds, -1 for
@@ -241,8 +238,7 @@ ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
  * iso_spawn() runs. Default: all three /dev/null.
  * Returns 0; -EBADF.
  */
-ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
-				  int err_fd);
+ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd, int err_fd);
 
 /* Resource limits; each is refused by the helper, with its name, if above
  * the policy's ceiling. Values: seconds (CPU), bytes (AS, FSIZE, STACK,
@@ -267,8 +263,7 @@ enum iso_limit {
 	ISO_LIMIT_COUNT
 };
 /* Returns 0; -EINVAL unknown limit. */
-ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
-				  uint64_t value);
+ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which, uint64_t value);
 /* "cpu", "as", "nofile", "nproc", "fsize", "stack", "scratch", "shm",
  * "memory", "pids", "cpus"; NULL if unknown. */
 ISO_PUBLIC const char *iso_limit_name(enum iso_limit which);
@@ -282,8 +277,7 @@ ISO_PUBLIC int iso_limit_from_name(const char *name);
  * on seconds or a count, a fraction elsewhere or finer than 0.001, an
  * unknown limit), -ERANGE above UINT64_MAX. *value is left alone on
  * error. */
-ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which,
-			       uint64_t *value);
+ISO_PUBLIC int iso_limit_parse(const char *text, enum iso_limit which, uint64_t *value);
 
 /* Wall-clock timeout in milliseconds; 0 = the policy's default;
  * ISO_TIMEOUT_NONE = none, which the helper refuses (-EACCES) unless the
@@ -303,8 +297,8 @@ ISO_PUBLIC int iso_spec_set_wait_slot(iso_spec *spec, uint64_t ms);
 
 enum iso_network {
 	ISO_NETWORK_DEFAULT = 0, /* what the policy rule says */
-	ISO_NETWORK_NONE,	 /* loopback only, in its own namespace */
-	ISO_NETWORK_HOST,	 /* the host's network */
+	ISO_NETWORK_NONE, /* loopback only, in its own namespace */
+	ISO_NETWORK_HOST, /* the host's network */
 };
 /* Returns 0; -EINVAL. */
 ISO_PUBLIC int iso_spec_set_network(iso_spec *spec, enum iso_network net);
@@ -384,8 +378,7 @@ ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind);
  * lacks a mechanism the policy requires; -EPIPE the helper is gone;
  * -ENOMEM; -EIO.
  */
-ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
-			 iso_guest **out);
+ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec, iso_guest **out);
 
 /*
  * Wait for the guest to end, at most timeout_ms (-1 = forever, 0 = poll).
@@ -417,13 +410,13 @@ ISO_PUBLIC const char *iso_guest_notes(const iso_guest *guest);
 
 enum iso_outcome {
 	ISO_OUTCOME_RUNNING = 0,
-	ISO_OUTCOME_EXITED,    /* code = exit code */
-	ISO_OUTCOME_SIGNALED,  /* code = signal number */
+	ISO_OUTCOME_EXITED, /* code = exit code */
+	ISO_OUTCOME_SIGNALED, /* code = signal number */
 	ISO_OUTCOME_TIMED_OUT, /* wall-clock timeout; code = SIGKILL */
-	ISO_OUTCOME_LIMIT,     /* killed by a resource limit (cpu, fsize, or
+	ISO_OUTCOME_LIMIT, /* killed by a resource limit (cpu, fsize, or
 				* memory: its cgroup's OOM kill); code =
 				* signal */
-	ISO_OUTCOME_FAILED,    /* never started; code = errno */
+	ISO_OUTCOME_FAILED, /* never started; code = errno */
 };
 enum iso_stage {
 	ISO_STAGE_NONE = 0,
@@ -456,9 +449,8 @@ ISO_PUBLIC int iso_guest_limit(const iso_guest *guest);
 /* Wall time, user and system CPU in microseconds, peak RSS in KiB, of
  * the processes the guest waited for (rlimit-style accounting: the largest
  * one's RSS). Any pointer may be NULL. */
-ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
-				uint64_t *user_us, uint64_t *sys_us,
-				uint64_t *maxrss_kib);
+ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us, uint64_t *user_us,
+				uint64_t *sys_us, uint64_t *maxrss_kib);
 
 /*
  * What the guest's own cgroup counted of the whole guest, every process it
@@ -529,8 +521,7 @@ enum { ISO_RECV_TIMEOUT = -1000, ISO_RECV_EOF = -1001 };
  * -ENOTCONN. With cap 0 (buf may be NULL) nothing is taken: it returns the
  * length of the next message, or on a stream channel how many bytes wait.
  */
-ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
-			 int timeout_ms);
+ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -42,8 +42,8 @@ struct iso_spec {
 	char *write_paths[ISO_PATHS_MAX];
 	uint32_t nwrite;
 	char *workdir; /* lent for writing and the cwd, or NULL */
-	char *cwd;     /* absolute, normalized, in the guest's tree, or NULL */
-	int channel;   /* ISO_CHANNEL_* */
+	char *cwd; /* absolute, normalized, in the guest's tree, or NULL */
+	int channel; /* ISO_CHANNEL_* */
 	int pass_fds[ISO_PASS_FDS_MAX]; /* the caller's, not owned */
 	uint32_t npass;
 };
@@ -94,8 +94,7 @@ struct iso_conn {
 
 /* error.c: record a one-line message for iso_last_error() and return code.
  * The message is formatted before anything else can change errno. */
-__attribute__((format(printf, 2, 3))) int iso__fail(int code,
-						    const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int iso__fail(int code, const char *fmt, ...);
 
 /* lend.c: open what the spec lends, as the caller, for the SPAWN in *w:
  * its descriptors are appended to fds[*nfds..] (ISO_FDS_MAX in all), its
@@ -108,8 +107,7 @@ int iso__lend(const iso_spec *spec, struct iso_wire_spawn *w, int *fds, unsigned
 /* spec.c: point picked[] at the entries of env whose names are in
  * ISO_FORWARDED_NAMES, the first occurrence of each (as getenv() and
  * iso_build_env() take it). Returns how many. */
-uint32_t iso__pick_forwarded(const char *const *env,
-			     const char *picked[ISO_WIRE_FORWARD_MAX]);
+uint32_t iso__pick_forwarded(const char *const *env, const char *picked[ISO_WIRE_FORWARD_MAX]);
 
 /* conn.c */
 /*

@@ -48,8 +48,8 @@
  * reads end-of-file even if a forked child of the caller still holds a copy
  * of the socket, and kills this connection's guests.
  */
-__attribute__((format(printf, 3, 4))) static int
-break_conn(iso_conn *conn, int code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int break_conn(iso_conn *conn, int code,
+							    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,9 +78,9 @@ static void reap_helper(iso_conn *conn, siginfo_t *info)
 	if (conn->helper_pid < 0)
 		return;
 	do
-		rc = conn->helper_pidfd >= 0 ?
-			     waitid(P_PIDFD, (id_t)conn->helper_pidfd, info, WEXITED) :
-			     waitid(P_PID, (id_t)conn->helper_pid, info, WEXITED);
+		rc = conn->helper_pidfd >= 0
+			 ? waitid(P_PIDFD, (id_t)conn->helper_pidfd, info, WEXITED)
+			 : waitid(P_PID, (id_t)conn->helper_pid, info, WEXITED);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		info->si_pid = 0;
@@ -103,22 +103,20 @@ static void describe_status(const siginfo_t *info, char *buf, size_t n)
  * -EAGAIN (only if !wait); -EINTR; -EPROTO with why set (descriptors then
  * closed); another -errno.
  */
-static long receive_datagram(iso_conn *conn, int wait, int *fds,
-			     size_t *nfds, char *why, size_t why_size)
+static long receive_datagram(iso_conn *conn, int wait, int *fds, size_t *nfds, char *why,
+			     size_t why_size)
 {
 	unsigned seen;
-	ssize_t n = iso_recv_fds(conn->fd, conn->buf, sizeof(conn->buf),
-				 wait ? 0 : MSG_DONTWAIT, fds, RECV_FDS_MAX,
-				 nfds, &seen);
+	ssize_t n = iso_recv_fds(conn->fd, conn->buf, sizeof(conn->buf), wait ? 0 : MSG_DONTWAIT,
+				 fds, RECV_FDS_MAX, nfds, &seen);
 
 	if (n < 0 || seen == 0)
 		return n;
 	iso_close_fds(fds, *nfds);
 	*nfds = 0;
 	return iso_why(why, why_size, EPROTO, "helper sent %s",
-		       seen & ISO_RECV_TRUNC ?
-			       "a datagram longer than the wire allows" :
-			       "unexpected control data");
+		       seen & ISO_RECV_TRUNC ? "a datagram longer than the wire allows"
+					     : "unexpected control data");
 }
 
 /* What a refusal's errno becomes in the documented sets. */
@@ -178,20 +176,17 @@ static int exited_code_valid(const struct iso_wire_exited *e)
 	}
 }
 
-static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
-			   const int *fds, size_t nfds)
+static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m, const int *fds,
+			   size_t nfds)
 {
 	iso_guest *g = conn->pending;
 
-	if (g == NULL || conn->pending_state != PENDING_WAITING ||
-	    m->id != g->id)
+	if (g == NULL || conn->pending_state != PENDING_WAITING || m->id != g->id)
 		return break_conn(conn, -EPROTO,
-				  "helper answered request %u, which awaits no answer",
-				  m->id);
+				  "helper answered request %u, which awaits no answer", m->id);
 	if (m->type == ISO_MSG_REFUSED) {
 		if (nfds != 0)
-			return break_conn(conn, -EPROTO,
-					  "helper sent descriptors with REFUSED");
+			return break_conn(conn, -EPROTO, "helper sent descriptors with REFUSED");
 		conn->pending_result = refusal_code(m->u.refused.err);
 		conn->pending_state = PENDING_DONE;
 		iso__fail(conn->pending_result, "%s", m->u.refused.message);
@@ -199,8 +194,8 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 	}
 	if (nfds != (g->want_channel ? 1u : 0u))
 		return break_conn(conn, -EPROTO,
-				  "helper sent %zu descriptors with SPAWNED, expected %d",
-				  nfds, g->want_channel ? 1 : 0);
+				  "helper sent %zu descriptors with SPAWNED, expected %d", nfds,
+				  g->want_channel ? 1 : 0);
 	g->pid = (pid_t)m->u.spawned.pid;
 	g->uid = (uid_t)m->u.spawned.uid;
 	if (m->u.spawned.notes != NULL)
@@ -211,29 +206,25 @@ static int dispatch_answer(iso_conn *conn, const struct iso_wire_msg *m,
 	return 0;
 }
 
-static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m,
-			   size_t nfds)
+static int dispatch_exited(iso_conn *conn, const struct iso_wire_msg *m, size_t nfds)
 {
 	const struct iso_wire_exited *e = &m->u.exited;
 	iso_guest *g;
 
 	if (nfds != 0)
-		return break_conn(conn, -EPROTO,
-				  "helper sent descriptors with EXITED");
+		return break_conn(conn, -EPROTO, "helper sent descriptors with EXITED");
 	if (!exited_code_valid(e))
 		return break_conn(conn, -EPROTO,
-				  "helper sent EXITED for %u with outcome %u and code %u",
-				  m->id, e->outcome, e->code);
+				  "helper sent EXITED for %u with outcome %u and code %u", m->id,
+				  e->outcome, e->code);
 	g = iso__find_guest(conn, m->id);
 	if (g == NULL)
 		return 0; /* its handle was freed: nobody asks any more */
 	if (g == conn->pending && conn->pending_state == PENDING_WAITING)
 		return break_conn(conn, -EPROTO,
-				  "helper sent EXITED for %u before answering its SPAWN",
-				  m->id);
+				  "helper sent EXITED for %u before answering its SPAWN", m->id);
 	if (g->outcome != ISO_OUTCOME_RUNNING)
-		return break_conn(conn, -EPROTO,
-				  "helper sent a second EXITED for %u", m->id);
+		return break_conn(conn, -EPROTO, "helper sent a second EXITED for %u", m->id);
 	g->outcome = (enum iso_outcome)e->outcome;
 	g->code = (int)e->code;
 	g->stage = (enum iso_stage)e->stage;
@@ -267,18 +258,15 @@ int iso__receive(iso_conn *conn, int wait)
 	if (n == -EPROTO)
 		return break_conn(conn, -EPROTO, "%s", why);
 	if (n < 0)
-		return break_conn(conn, -EPIPE, "receiving from the helper: %s",
-				  strerror((int)-n));
+		return break_conn(conn, -EPIPE, "receiving from the helper: %s", strerror((int)-n));
 	if (n == 0) {
 		iso_close_fds(fds, nfds);
-		return break_conn(conn, -EPIPE,
-				  "the helper is gone (it closed the connection)");
+		return break_conn(conn, -EPIPE, "the helper is gone (it closed the connection)");
 	}
 	rc = iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why));
 	if (rc < 0) {
 		iso_close_fds(fds, nfds);
-		return break_conn(conn, -EPROTO, "helper sent a bad message: %s",
-				  why);
+		return break_conn(conn, -EPROTO, "helper sent a bad message: %s", why);
 	}
 	switch (conn->msg.type) {
 	case ISO_MSG_SPAWNED:
@@ -289,8 +277,7 @@ int iso__receive(iso_conn *conn, int wait)
 		rc = dispatch_exited(conn, &conn->msg, nfds);
 		break;
 	default:
-		rc = break_conn(conn, -EPROTO,
-				"helper sent an unexpected message of type %u",
+		rc = break_conn(conn, -EPROTO, "helper sent an unexpected message of type %u",
 				conn->msg.type);
 		break;
 	}
@@ -304,11 +291,9 @@ long iso__encode(iso_conn *conn)
 	long n = iso_wire_encode(&conn->msg, conn->buf, sizeof(conn->buf));
 
 	if (n == -E2BIG)
-		return iso__fail(-E2BIG, "request larger than %d bytes",
-				 ISO_WIRE_MAX);
+		return iso__fail(-E2BIG, "request larger than %d bytes", ISO_WIRE_MAX);
 	if (n < 0)
-		return iso__fail(-EINVAL,
-				 "request breaks the wire format (a string too long?)");
+		return iso__fail(-EINVAL, "request breaks the wire format (a string too long?)");
 	return n;
 }
 
@@ -324,24 +309,19 @@ int iso__send(iso_conn *conn, size_t len, const int *fds, unsigned nfds)
 	if (n == (ssize_t)len)
 		return 0;
 	if (n >= 0)
-		return break_conn(conn, -EPIPE,
-				  "sending to the helper: %zd of %zu bytes sent", n,
+		return break_conn(conn, -EPIPE, "sending to the helper: %zd of %zu bytes sent", n,
 				  len);
 	switch (-n) {
 	case EBADF:
-		return iso__fail(-EINVAL,
-				 "a descriptor given for the guest's stdio is not open");
+		return iso__fail(-EINVAL, "a descriptor given for the guest's stdio is not open");
 	case ENOMEM:
 	case ENOBUFS:
-		return iso__fail(-ENOMEM, "sending to the helper: %s",
-				 strerror((int)-n));
+		return iso__fail(-ENOMEM, "sending to the helper: %s", strerror((int)-n));
 	case EMSGSIZE:
-		return iso__fail(-E2BIG,
-				 "request of %zu bytes does not fit the socket buffer",
+		return iso__fail(-E2BIG, "request of %zu bytes does not fit the socket buffer",
 				 len);
 	default:
-		return break_conn(conn, -EPIPE, "the helper is gone (%s)",
-				  strerror((int)-n));
+		return break_conn(conn, -EPIPE, "the helper is gone (%s)", strerror((int)-n));
 	}
 }
 
@@ -351,10 +331,9 @@ static int size_buffers(const int sv[2])
 	int size = ISO_WIRE_MAX + 4096;
 
 	for (int i = 0; i < 2; i++)
-		if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &size,
-			       sizeof(size)) < 0)
-			return iso__fail(-EIO, "socket buffer of %d bytes: %s",
-					 size, strerror(errno));
+		if (setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)) < 0)
+			return iso__fail(-EIO, "socket buffer of %d bytes: %s", size,
+					 strerror(errno));
 	return 0;
 }
 
@@ -420,16 +399,18 @@ static int why_not_root(int rc)
 	if (rc != -EACCES || geteuid() == 0)
 		return rc;
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
-		return iso__fail(rc, "%s: the caller has no_new_privs set "
+		return iso__fail(rc,
+				 "%s: the caller has no_new_privs set "
 				 "(NoNewPrivileges= or a seccomp filter), so the "
 				 "setuid bit was ignored; such callers use "
 				 "isospawn.socket (systemctl enable --now "
-				 "isospawn.socket)", head);
-	if (stat(path, &st) == 0 &&
-	    (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
-		return iso__fail(rc, "%s: it is not setuid root (owner uid %u, "
-				 "mode %04o)", head, (unsigned)st.st_uid,
-				 (unsigned)(st.st_mode & 07777));
+				 "isospawn.socket)",
+				 head);
+	if (stat(path, &st) == 0 && (st.st_uid != 0 || !(st.st_mode & S_ISUID)))
+		return iso__fail(rc,
+				 "%s: it is not setuid root (owner uid %u, "
+				 "mode %04o)",
+				 head, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	if (statvfs(path, &fs) == 0 && (fs.f_flag & ST_NOSUID))
 		return iso__fail(rc, "%s: its file system is mounted nosuid", head);
 	return rc;
@@ -450,8 +431,8 @@ static int open_helper_pidfd(iso_conn *conn)
 	else if (fd == -ESRCH) /* reaped by the caller already */
 		conn->helper_pid = -1;
 	else if (fd != -ENOSYS) /* before Linux 5.3: the pid alone */
-		return iso__fail(fd == -ENOMEM ? -ENOMEM : -EMFILE,
-				 "pidfd of the helper: %s", strerror(-fd));
+		return iso__fail(fd == -ENOMEM ? -ENOMEM : -EMFILE, "pidfd of the helper: %s",
+				 strerror(-fd));
 	return 0;
 }
 
@@ -468,13 +449,11 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 
 	rc = posix_spawn_file_actions_init(&actions);
 	if (rc != 0)
-		return iso__fail(-ENOMEM, "starting the helper: %s",
-				 strerror(rc));
+		return iso__fail(-ENOMEM, "starting the helper: %s", strerror(rc));
 	rc = posix_spawnattr_init(&attr);
 	if (rc != 0) {
 		posix_spawn_file_actions_destroy(&actions);
-		return iso__fail(-ENOMEM, "starting the helper: %s",
-				 strerror(rc));
+		return iso__fail(-ENOMEM, "starting the helper: %s", strerror(rc));
 	}
 	/* dup2 onto itself clears FD_CLOEXEC in posix_spawn (Austin Group
 	 * issue 411, glibc >= 2.29), so helper_end == 3 works too.
@@ -486,19 +465,14 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 	 * guests. */
 	sigemptyset(&none);
 	sigfillset(&all);
-	if ((rc = posix_spawn_file_actions_adddup2(&actions, helper_end,
-						   ISO_HELPER_FD)) == 0 &&
-	    (rc = posix_spawn_file_actions_addclosefrom_np(
-		     &actions, ISO_HELPER_FD + 1)) == 0 &&
+	if ((rc = posix_spawn_file_actions_adddup2(&actions, helper_end, ISO_HELPER_FD)) == 0 &&
+	    (rc = posix_spawn_file_actions_addclosefrom_np(&actions, ISO_HELPER_FD + 1)) == 0 &&
 	    (rc = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
 	    (rc = posix_spawnattr_setsigdefault(&attr, &all)) == 0 &&
 	    (rc = posix_spawnattr_setpgroup(&attr, 0)) == 0 &&
-	    (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-						      POSIX_SPAWN_SETSIGDEF |
-						      POSIX_SPAWN_SETPGROUP)) ==
-		    0)
-		rc = posix_spawn(&conn->helper_pid, path, &actions, &attr,
-				 argv, envp);
+	    (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+						      POSIX_SPAWN_SETPGROUP)) == 0)
+		rc = posix_spawn(&conn->helper_pid, path, &actions, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	if (rc == 0)
@@ -507,23 +481,19 @@ static int spawn_helper(iso_conn *conn, int helper_end)
 	switch (rc) {
 	case ENOENT:
 	case ENOTDIR:
-		return iso__fail(-ENOENT, "isospawn-helper not found at %s",
-				 path);
+		return iso__fail(-ENOENT, "isospawn-helper not found at %s", path);
 	case EACCES:
 		not_in_group(hint, sizeof(hint));
-		return iso__fail(-EACCES, "cannot execute isospawn-helper at %s: %s%s",
-				 path, strerror(rc), hint);
+		return iso__fail(-EACCES, "cannot execute isospawn-helper at %s: %s%s", path,
+				 strerror(rc), hint);
 	case ENOMEM:
 	case EAGAIN:
-		return iso__fail(-ENOMEM, "starting isospawn-helper at %s: %s",
-				 path, strerror(rc));
+		return iso__fail(-ENOMEM, "starting isospawn-helper at %s: %s", path, strerror(rc));
 	case EMFILE:
 	case ENFILE:
-		return iso__fail(-EMFILE, "starting isospawn-helper at %s: %s",
-				 path, strerror(rc));
+		return iso__fail(-EMFILE, "starting isospawn-helper at %s: %s", path, strerror(rc));
 	default:
-		return iso__fail(-EIO, "starting isospawn-helper at %s: %s",
-				 path, strerror(rc));
+		return iso__fail(-EIO, "starting isospawn-helper at %s: %s", path, strerror(rc));
 	}
 }
 
@@ -545,31 +515,27 @@ static int await_hello(iso_conn *conn)
 		shutdown(conn->fd, SHUT_RDWR);
 		reap_helper(conn, &info);
 		describe_status(&info, status, sizeof(status));
-		return iso__fail(-EIO, "helper exited before answering (%s)",
-				 status);
+		return iso__fail(-EIO, "helper exited before answering (%s)", status);
 	}
 	if (n == -EPROTO)
 		return iso__fail(-EPROTO, "%s", why);
 	if (n < 0)
-		return iso__fail(-EIO, "waiting for the helper's greeting: %s",
-				 strerror((int)-n));
+		return iso__fail(-EIO, "waiting for the helper's greeting: %s", strerror((int)-n));
 	if (nfds != 0)
 		return iso__fail(-EPROTO, "helper sent descriptors with HELLO");
-	if (iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why,
-			    sizeof(why)) < 0)
+	if (iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why)) < 0)
 		return iso__fail(-EPROTO, "helper's first message: %s", why);
 	if (conn->msg.type != ISO_MSG_HELLO)
-		return iso__fail(-EPROTO,
-				 "helper's first message is of type %u, not HELLO",
+		return iso__fail(-EPROTO, "helper's first message is of type %u, not HELLO",
 				 conn->msg.type);
 	if (h->err != 0) {
 		int code = h->err == EACCES || h->err == EPERM ? -EACCES
-			   : h->err == EAGAIN ? -EAGAIN : -EIO;
+			   : h->err == EAGAIN                  ? -EAGAIN
+							       : -EIO;
 
 		if (h->message != NULL)
 			return iso__fail(code, "%s", h->message);
-		return iso__fail(code, "helper refused: %s",
-				 strerror((int)h->err));
+		return iso__fail(code, "helper refused: %s", strerror((int)h->err));
 	}
 	conn->landlock_abi = (int)h->landlock_abi;
 	return 0;
@@ -582,7 +548,8 @@ static int connect_socket(iso_conn *conn, const char *path)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int size = ISO_WIRE_MAX + 4096, err;
 
-	if ((size_t)snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path) >= sizeof(addr.sun_path))
+	if ((size_t)snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path) >=
+	    sizeof(addr.sun_path))
 		return -ENAMETOOLONG;
 	conn->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (conn->fd < 0)
@@ -608,8 +575,9 @@ static int start_helper(iso_conn *conn)
 	int sv[2], rc;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return iso__fail(errno == EMFILE || errno == ENFILE ? -EMFILE :
-				 errno == ENOMEM || errno == ENOBUFS ? -ENOMEM : -EIO,
+		return iso__fail(errno == EMFILE || errno == ENFILE    ? -EMFILE
+				 : errno == ENOMEM || errno == ENOBUFS ? -ENOMEM
+								       : -EIO,
 				 "socketpair: %s", strerror(errno));
 	/* Never 0-2 in a caller whose stdio is closed: that would be the
 	 * caller's "stdin" (or the guest's, if passed on as stdio). */
@@ -670,8 +638,9 @@ ISO_PUBLIC int iso_open_wait(iso_conn **out, uint64_t wait_ms)
 	 * helper. */
 	if (sock != NULL && sock[0] != '\0') {
 		if ((rc = connect_socket(conn, sock)) < 0)
-			rc = iso__fail(rc == -ENOENT || rc == -ECONNREFUSED ? -ENOENT :
-				       rc == -EACCES ? -EACCES : -EIO,
+			rc = iso__fail(rc == -ENOENT || rc == -ECONNREFUSED ? -ENOENT
+				       : rc == -EACCES                      ? -EACCES
+									    : -EIO,
 				       "cannot connect to %s: %s", sock, strerror(-rc));
 	} else if ((helper != NULL && helper[0] != '\0') ||
 		   connect_socket(conn, ISO_SOCKET_PATH) < 0) {
@@ -723,7 +692,7 @@ ISO_PUBLIC void iso_close(iso_conn *conn)
 }
 
 int iso__query(iso_conn *conn, const struct iso_wire_msg *msg,
-		void (*fn)(const struct iso_wire_msg *, void *), void *arg)
+	       void (*fn)(const struct iso_wire_msg *, void *), void *arg)
 {
 	int fds[RECV_FDS_MAX];
 	size_t nfds;
@@ -740,8 +709,9 @@ int iso__query(iso_conn *conn, const struct iso_wire_msg *msg,
 		iso_close_fds(fds, nfds);
 		if (n <= 0)
 			return break_conn(conn, -EPIPE, "the helper is gone (%s)",
-					  n == -EPROTO ? why : n == 0 ? "it closed the connection"
-					  : strerror((int)-n));
+					  n == -EPROTO ? why
+					  : n == 0     ? "it closed the connection"
+						       : strerror((int)-n));
 		if (iso_wire_decode(conn->buf, (size_t)n, &conn->msg, why, sizeof(why)) < 0)
 			return break_conn(conn, -EPROTO, "helper sent a bad message: %s", why);
 		switch (conn->msg.type) {
@@ -757,7 +727,8 @@ int iso__query(iso_conn *conn, const struct iso_wire_msg *msg,
 			return iso__fail(refusal_code(conn->msg.u.refused.err), "%s",
 					 conn->msg.u.refused.message);
 		default:
-			return break_conn(conn, -EPROTO, "helper sent an unexpected message of type %u",
+			return break_conn(conn, -EPROTO,
+					  "helper sent an unexpected message of type %u",
 					  conn->msg.type);
 		}
 	}

@@ -23,8 +23,7 @@
 /* Point the SPAWN in conn->msg at the spec's data (but its grants:
  * iso__lend), and collect the stdio descriptors to attach. Returns how
  * many there are. */
-static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
-			    uint32_t id, int fds[3])
+static unsigned build_spawn(iso_conn *conn, const iso_spec *spec, uint32_t id, int fds[3])
 {
 	struct iso_wire_spawn *w = &conn->msg.u.spawn;
 	unsigned nfds = 0;
@@ -41,16 +40,13 @@ static unsigned build_spawn(iso_conn *conn, const iso_spec *spec,
 	}
 	w->argv[w->argc] = NULL;
 	if (spec->source_set) {
-		memcpy(w->forward, spec->forward,
-		       spec->nforward * sizeof(char *));
+		memcpy(w->forward, spec->forward, spec->nforward * sizeof(char *));
 		w->nforward = spec->nforward;
 	} else {
-		w->nforward = iso__pick_forwarded(
-			(const char *const *)environ, w->forward);
+		w->nforward = iso__pick_forwarded((const char *const *)environ, w->forward);
 	}
 	w->forward[w->nforward] = NULL;
-	memcpy(w->overrides, spec->overrides,
-	       spec->noverrides * sizeof(char *));
+	memcpy(w->overrides, spec->overrides, spec->noverrides * sizeof(char *));
 	w->noverrides = spec->noverrides;
 	w->overrides[w->noverrides] = NULL;
 	memcpy(w->limits, spec->limits, sizeof(w->limits));
@@ -83,8 +79,7 @@ static int pass_fds(const iso_spec *spec, struct iso_wire_spawn *w, int *fds, un
 	return 0;
 }
 
-ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec,
-			 iso_guest **out)
+ISO_PUBLIC int iso_spawn(iso_conn *conn, const iso_spec *spec, iso_guest **out)
 {
 	iso_guest *guest;
 	int fds[ISO_FDS_MAX];
@@ -183,8 +178,8 @@ ISO_PUBLIC int iso_wait(iso_guest *guest, int timeout_ms)
 	if (guest->outcome != ISO_OUTCOME_RUNNING)
 		return 0;
 	if (conn->broken)
-		return iso__fail(-EPIPE, "guest %d: status unknown: %s",
-				 (int)guest->pid, conn->broken_why);
+		return iso__fail(-EPIPE, "guest %d: status unknown: %s", (int)guest->pid,
+				 conn->broken_why);
 	if (timeout_ms > 0)
 		deadline_after(&deadline, timeout_ms);
 	for (;;) {
@@ -206,8 +201,8 @@ ISO_PUBLIC int iso_wait(iso_guest *guest, int timeout_ms)
 		}
 		rc = iso__receive(conn, timeout_ms < 0);
 		if (rc == -EINTR)
-			return iso__fail(-EINTR, "waiting for guest %d: %s",
-					 (int)guest->pid, strerror(EINTR));
+			return iso__fail(-EINTR, "waiting for guest %d: %s", (int)guest->pid,
+					 strerror(EINTR));
 		if (rc < 0 && rc != -EAGAIN)
 			return -EPIPE; /* the helper is gone or unusable */
 		if (guest->outcome != ISO_OUTCOME_RUNNING)
@@ -298,9 +293,8 @@ ISO_PUBLIC enum iso_stage iso_guest_stage(const iso_guest *guest)
 
 ISO_PUBLIC const char *iso_guest_reason(const iso_guest *guest)
 {
-	return guest->outcome == ISO_OUTCOME_FAILED && guest->reason[0] != '\0' ?
-		       guest->reason :
-		       NULL;
+	return guest->outcome == ISO_OUTCOME_FAILED && guest->reason[0] != '\0' ? guest->reason
+										: NULL;
 }
 
 ISO_PUBLIC int iso_guest_limit(const iso_guest *guest)
@@ -308,9 +302,8 @@ ISO_PUBLIC int iso_guest_limit(const iso_guest *guest)
 	return guest->limit;
 }
 
-ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us,
-				uint64_t *user_us, uint64_t *sys_us,
-				uint64_t *maxrss_kib)
+ISO_PUBLIC void iso_guest_usage(const iso_guest *guest, uint64_t *wall_us, uint64_t *user_us,
+				uint64_t *sys_us, uint64_t *maxrss_kib)
 {
 	if (wall_us != NULL)
 		*wall_us = guest->wall_us;
@@ -329,8 +322,9 @@ ISO_PUBLIC int iso_guest_cgroup_usage(const iso_guest *guest, uint64_t *cpu_us,
 		*cpu_us = guest->cg_cpu_us;
 	if (memory_peak != NULL)
 		*memory_peak = guest->cg_memory_peak;
-	return guest->cgroup ? 0 : iso__fail(-ENODATA, "the guest ran without a cgroup%s%s",
-					     guest->notes[0] ? ": " : "", guest->notes);
+	return guest->cgroup ? 0
+			     : iso__fail(-ENODATA, "the guest ran without a cgroup%s%s",
+					 guest->notes[0] ? ": " : "", guest->notes);
 }
 
 ISO_PUBLIC unsigned iso_guest_limits_reached(const iso_guest *guest)
@@ -356,8 +350,8 @@ ISO_PUBLIC int iso_guest_exit_code(const iso_guest *guest)
 			return 125;
 		if (guest->code == ENOENT)
 			return 127;
-		if (guest->code == EACCES || guest->code == ENOEXEC ||
-		    guest->code == EISDIR || guest->code == ETXTBSY || guest->code == EPERM)
+		if (guest->code == EACCES || guest->code == ENOEXEC || guest->code == EISDIR ||
+		    guest->code == ETXTBSY || guest->code == EPERM)
 			return 126;
 		return 125;
 	default:
@@ -393,8 +387,8 @@ ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len)
 	if (len == 0 && !stream)
 		return iso__fail(-EINVAL, "empty message: reads as end of channel");
 	if (len > ISO_MESSAGE_MAX && !stream)
-		return iso__fail(-EMSGSIZE, "message of %zu bytes, at most %d",
-				 len, ISO_MESSAGE_MAX);
+		return iso__fail(-EMSGSIZE, "message of %zu bytes, at most %d", len,
+				 ISO_MESSAGE_MAX);
 	while (done < len || (len == 0 && !stream)) {
 		n = send(guest->channel_fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
 		if (n >= 0) {
@@ -411,15 +405,16 @@ ISO_PUBLIC int iso_send(iso_guest *guest, const void *buf, size_t len)
 		/* The caller chose not to wait for a guest that does not
 		 * read: O_NONBLOCK, or an SO_SNDTIMEO that ran out. */
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return iso__fail(-EAGAIN,
-					 "channel to guest %d is full (the guest has not read what was sent)",
-					 (int)guest->pid);
+			return iso__fail(
+			    -EAGAIN,
+			    "channel to guest %d is full (the guest has not read what was sent)",
+			    (int)guest->pid);
 		if (errno == EMSGSIZE)
 			return iso__fail(-EMSGSIZE,
 					 "message of %zu bytes does not fit the channel's buffer",
 					 len);
-		return iso__fail(-EPIPE, "channel to guest %d: %s",
-				 (int)guest->pid, strerror(errno));
+		return iso__fail(-EPIPE, "channel to guest %d: %s", (int)guest->pid,
+				 strerror(errno));
 	}
 	return 0;
 }
@@ -447,8 +442,7 @@ static ssize_t take(int fd, int stream, void *buf, size_t cap)
 	return n;
 }
 
-ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
-			 int timeout_ms)
+ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap, int timeout_ms)
 {
 	int stream = guest->want_channel == ISO_CHANNEL_STREAM;
 	struct timespec deadline;
@@ -462,13 +456,9 @@ ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 		 * busy then costs no wait. */
 		ssize_t n = take(guest->channel_fd, stream, buf, cap);
 
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-			      errno == EINTR)) {
-			struct pollfd p = { .fd = guest->channel_fd,
-					    .events = POLLIN };
-			int left = timeout_ms > 0 ? ms_left(&deadline) :
-				   timeout_ms == 0 ? 0 :
-						     -1;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+			struct pollfd p = { .fd = guest->channel_fd, .events = POLLIN };
+			int left = timeout_ms > 0 ? ms_left(&deadline) : timeout_ms == 0 ? 0 : -1;
 			int rc = poll(&p, 1, left);
 
 			if (rc < 0 && errno != EINTR)
@@ -481,15 +471,16 @@ ISO_PUBLIC long iso_recv(iso_guest *guest, void *buf, size_t cap,
 		if (n < 0 && errno == ECONNRESET)
 			return ISO_RECV_EOF;
 		if (n < 0)
-			return iso__fail(-ENOTCONN, "channel to guest %d: %s",
-					 (int)guest->pid, strerror(errno));
+			return iso__fail(-ENOTCONN, "channel to guest %d: %s", (int)guest->pid,
+					 strerror(errno));
 		/* End of file, or an empty message. */
 		if (n == 0)
 			return ISO_RECV_EOF;
 		if (!stream && cap > 0 && (size_t)n > cap)
 			return iso__fail(-EMSGSIZE,
 					 "message of %zd bytes, larger than the %zu-byte buffer "
-					 "(it stays: receive it with a buffer that large)", n, cap);
+					 "(it stays: receive it with a buffer that large)",
+					 n, cap);
 		return (long)n;
 	}
 }

@@ -50,12 +50,15 @@ static int open_one(const char *what, const char *path, int *fd, char *label)
 	if (st.st_nlink == 0)
 		return iso__fail(-ENOENT, "%s %s: deleted", what, path);
 	if (len == ISO_WIRE_PATH_MAX)
-		return iso__fail(-ENAMETOOLONG, "%s %s: its path is 4096 bytes or more", what, path);
+		return iso__fail(-ENAMETOOLONG, "%s %s: its path is 4096 bytes or more", what,
+				 path);
 	label[len] = '\0';
 	/* Outside the caller's root the kernel says "(unreachable)...". */
 	if (label[0] != '/' || iso_control_byte(label, (size_t)len))
-		return iso__fail(-EINVAL, "%s %s: its path cannot be named to the helper "
-				 "(outside the caller's root, or holding a control byte)", what, path);
+		return iso__fail(-EINVAL,
+				 "%s %s: its path cannot be named to the helper "
+				 "(outside the caller's root, or holding a control byte)",
+				 what, path);
 	return 0;
 }
 
@@ -75,8 +78,9 @@ int iso__lend(const iso_spec *spec, struct iso_wire_spawn *w, int *fds, unsigned
 		return iso__fail(-ENOMEM, "out of memory for the grants' paths");
 	for (unsigned i = 0; rc == 0 && i < count; i++) {
 		int write = i >= spec->nread, workdir = i - spec->nread == spec->nwrite;
-		const char *path = !write ? spec->read_paths[i]
-				   : workdir ? spec->workdir : spec->write_paths[i - spec->nread];
+		const char *path = !write    ? spec->read_paths[i]
+				   : workdir ? spec->workdir
+					     : spec->write_paths[i - spec->nread];
 		const char *what = !write ? "read grant" : workdir ? "workdir" : "write grant";
 
 		label = *labels + (size_t)i * ISO_WIRE_PATH_MAX;

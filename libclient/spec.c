@@ -54,8 +54,7 @@ ISO_PUBLIC void iso_spec_free(iso_spec *spec)
  * the logs all compare the path exactly as it was written.
  * Returns 0; -EINVAL; -ENAMETOOLONG.
  */
-static int check_path(const char *what, const char *path,
-		      enum iso_path_kind kind)
+static int check_path(const char *what, const char *path, enum iso_path_kind kind)
 {
 	const char *fault;
 	int rc = iso_path_check(path, kind, &fault);
@@ -64,8 +63,7 @@ static int check_path(const char *what, const char *path,
 		return 0;
 	/* Not quoted when too long, absent, or holding a control byte
 	 * (which would reach the caller's messages and logs). */
-	if (rc == -ENAMETOOLONG || path == NULL ||
-	    iso_control_byte(path, strlen(path)) != 0)
+	if (rc == -ENAMETOOLONG || path == NULL || iso_control_byte(path, strlen(path)) != 0)
 		return iso__fail(rc, "%s: %s", what, fault);
 	return iso__fail(rc, "%s \"%s\": %s", what, path, fault);
 }
@@ -103,19 +101,14 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
 		size_t len;
 
 		if (argc == ISO_ARGS_MAX)
-			return iso__fail(-E2BIG, "argv: more than %d arguments",
-					 ISO_ARGS_MAX);
+			return iso__fail(-E2BIG, "argv: more than %d arguments", ISO_ARGS_MAX);
 		len = strnlen(argv[argc], ISO_WIRE_STR_MAX);
 		if (len == ISO_WIRE_STR_MAX)
-			return iso__fail(-E2BIG,
-					 "argv[%u]: %d bytes or more, at most %d",
-					 argc, ISO_WIRE_STR_MAX,
-					 ISO_WIRE_STR_MAX - 1);
+			return iso__fail(-E2BIG, "argv[%u]: %d bytes or more, at most %d", argc,
+					 ISO_WIRE_STR_MAX, ISO_WIRE_STR_MAX - 1);
 		wire += ISO_WIRE_FIELD_HEADER_SIZE + len + 1;
 		if (wire > ISO_WIRE_MAX - ISO_WIRE_HEADER_SIZE)
-			return iso__fail(-E2BIG,
-					 "argv: more than %d bytes in all",
-					 ISO_WIRE_MAX);
+			return iso__fail(-E2BIG, "argv: more than %d bytes in all", ISO_WIRE_MAX);
 	}
 	/* An empty argv would start the guest with argc == 0, which many
 	 * programs do not expect (argv[0] == NULL). */
@@ -131,8 +124,7 @@ ISO_PUBLIC int iso_spec_set_argv(iso_spec *spec, const char *const *argv)
 	return 0;
 }
 
-uint32_t iso__pick_forwarded(const char *const *env,
-			     const char *picked[ISO_WIRE_FORWARD_MAX])
+uint32_t iso__pick_forwarded(const char *const *env, const char *picked[ISO_WIRE_FORWARD_MAX])
 {
 	uint32_t n = 0;
 
@@ -156,8 +148,7 @@ uint32_t iso__pick_forwarded(const char *const *env,
 	return n;
 }
 
-ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
-				       const char *const *envp)
+ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec, const char *const *envp)
 {
 	/* Only the forwarded entries are kept: the rest of the caller's
 	 * environment (its secrets) is never copied. */
@@ -174,8 +165,7 @@ ISO_PUBLIC int iso_spec_set_source_env(iso_spec *spec,
 	return 0;
 }
 
-ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
-				const char *value)
+ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name, const char *value)
 {
 	size_t name_len, value_len;
 	char *entry;
@@ -186,19 +176,20 @@ ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
 	name_len = strnlen(name, ISO_ENV_NAME_MAX + 1);
 	if (!iso_env_name_valid(name, name_len))
 		return iso__fail(-EINVAL,
-				 "override \"%.64s\": not a variable name ([A-Za-z_][A-Za-z0-9_]*, at most %d bytes)",
+				 "override \"%.64s\": not a variable name ([A-Za-z_][A-Za-z0-9_]*, "
+				 "at most %d bytes)",
 				 name, ISO_ENV_NAME_MAX);
 	value_len = strnlen(value, ISO_ENV_VALUE_MAX + 1);
 	if (value_len > ISO_ENV_VALUE_MAX)
-		return iso__fail(-E2BIG, "override %s: value longer than %d bytes",
-				 name, ISO_ENV_VALUE_MAX);
+		return iso__fail(-E2BIG, "override %s: value longer than %d bytes", name,
+				 ISO_ENV_VALUE_MAX);
 	for (i = 0; i < spec->noverrides; i++)
 		if (strncmp(spec->overrides[i], name, name_len) == 0 &&
 		    spec->overrides[i][name_len] == '=')
 			break;
 	if (i == ISO_ENV_OVERRIDES_MAX)
-		return iso__fail(-E2BIG, "override %s: more than %d overrides",
-				 name, ISO_ENV_OVERRIDES_MAX);
+		return iso__fail(-E2BIG, "override %s: more than %d overrides", name,
+				 ISO_ENV_OVERRIDES_MAX);
 	entry = malloc(name_len + 1 + value_len + 1);
 	if (entry == NULL)
 		return iso__fail(-ENOMEM, "out of memory for override %s", name);
@@ -213,22 +204,19 @@ ISO_PUBLIC int iso_spec_set_env(iso_spec *spec, const char *name,
 	return 0;
 }
 
-ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd,
-				  int err_fd)
+ISO_PUBLIC int iso_spec_set_stdio(iso_spec *spec, int in_fd, int out_fd, int err_fd)
 {
 	const int fds[3] = { in_fd, out_fd, err_fd };
 
 	for (int i = 0; i < 3; i++)
 		if (fds[i] != -1 && (fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0))
-			return iso__fail(-EBADF,
-					 "stdio: fd %d (for the guest's fd %d) is not open",
+			return iso__fail(-EBADF, "stdio: fd %d (for the guest's fd %d) is not open",
 					 fds[i], i);
 	memcpy(spec->stdio, fds, sizeof(fds));
 	return 0;
 }
 
-ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which,
-				  uint64_t value)
+ISO_PUBLIC int iso_spec_set_limit(iso_spec *spec, enum iso_limit which, uint64_t value)
 {
 	if ((unsigned)which >= ISO_LIMIT_COUNT)
 		return iso__fail(-EINVAL, "limit %d: unknown", (int)which);
@@ -264,7 +252,8 @@ static int copy_lent_path(const char *what, const char *path, char **to)
 {
 	char *copy;
 
-	if (path == NULL || path[0] == '\0' || strnlen(path, ISO_WIRE_PATH_MAX) == ISO_WIRE_PATH_MAX)
+	if (path == NULL || path[0] == '\0' ||
+	    strnlen(path, ISO_WIRE_PATH_MAX) == ISO_WIRE_PATH_MAX)
 		return iso__fail(-EINVAL, "%s: expected a path of 1 to %d bytes", what,
 				 ISO_WIRE_PATH_MAX - 1);
 	if ((copy = strdup(path)) == NULL)
@@ -327,7 +316,8 @@ ISO_PUBLIC int iso_spec_pass_fd(iso_spec *spec, int fd)
 	struct stat st;
 
 	if (fd < 3 || fd >= ISO_PASS_FD_LIMIT)
-		return iso__fail(-EINVAL, "pass-fd %d: not from 3 to %d", fd, ISO_PASS_FD_LIMIT - 1);
+		return iso__fail(-EINVAL, "pass-fd %d: not from 3 to %d", fd,
+				 ISO_PASS_FD_LIMIT - 1);
 	if (fstat(fd, &st) < 0)
 		return iso__fail(-EBADF, "pass-fd %d: not open", fd);
 	/* The guest would reach what is below it by its own rights, past
@@ -346,6 +336,7 @@ ISO_PUBLIC int iso_spec_pass_fd(iso_spec *spec, int fd)
 ISO_PUBLIC int iso_spec_set_channel(iso_spec *spec, int kind)
 {
 	spec->channel = kind == ISO_CHANNEL_STREAM ? ISO_CHANNEL_STREAM
-			: kind != 0 ? ISO_CHANNEL_MESSAGES : ISO_CHANNEL_NONE;
+			: kind != 0                ? ISO_CHANNEL_MESSAGES
+						   : ISO_CHANNEL_NONE;
 	return 0;
 }

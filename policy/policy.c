@@ -44,17 +44,17 @@
 #define MIB (UINT64_C(1) << 20)
 
 const uint64_t iso_default_ceiling[ISO_LIMIT_COUNT] = {
-	[ISO_LIMIT_CPU] = 3600,		/* one hour of CPU time */
-	[ISO_LIMIT_AS] = 8 * GIB,	/* room for a JIT or a large interpreter */
-	[ISO_LIMIT_NOFILE] = 1024,	/* the usual soft default */
-	[ISO_LIMIT_NPROC] = 512,	/* counted per pool uid: stops fork bombs */
-	[ISO_LIMIT_FSIZE] = 4 * GIB,	/* no single file fills a disk */
-	[ISO_LIMIT_STACK] = 8 * MIB,	/* the usual default */
+	[ISO_LIMIT_CPU] = 3600, /* one hour of CPU time */
+	[ISO_LIMIT_AS] = 8 * GIB, /* room for a JIT or a large interpreter */
+	[ISO_LIMIT_NOFILE] = 1024, /* the usual soft default */
+	[ISO_LIMIT_NPROC] = 512, /* counted per pool uid: stops fork bombs */
+	[ISO_LIMIT_FSIZE] = 4 * GIB, /* no single file fills a disk */
+	[ISO_LIMIT_STACK] = 8 * MIB, /* the usual default */
 	[ISO_LIMIT_SCRATCH] = 256 * MIB, /* /tmp: memory, like shm below */
-	[ISO_LIMIT_SHM] = 64 * MIB,	/* /dev/shm */
-	[ISO_LIMIT_MEMORY] = 8 * GIB,	/* the whole guest, as 'as' one process */
-	[ISO_LIMIT_PIDS] = 512,		/* the whole guest, as 'nproc' its uid */
-	[ISO_LIMIT_CPUS] = UINT64_MAX,	/* every CPU, shared as the kernel does */
+	[ISO_LIMIT_SHM] = 64 * MIB, /* /dev/shm */
+	[ISO_LIMIT_MEMORY] = 8 * GIB, /* the whole guest, as 'as' one process */
+	[ISO_LIMIT_PIDS] = 512, /* the whole guest, as 'nproc' its uid */
+	[ISO_LIMIT_CPUS] = UINT64_MAX, /* every CPU, shared as the kernel does */
 };
 
 #define LANDLOCK_ABI_MAX 7
@@ -72,12 +72,12 @@ struct load {
 	char *why;
 	size_t n;
 	unsigned errors;
-	int first_rc;		  /* the first error's */
+	int first_rc; /* the first error's */
 	int out_of_memory;
 	struct iso_rule defaults; /* where each rule starts from */
-	char *defaults_text;	  /* its block as written, or NULL */
-	size_t include_at;	  /* the rules read before the include line */
-	size_t insert_at;	  /* where the next drop-in rule goes, or
+	char *defaults_text; /* its block as written, or NULL */
+	size_t include_at; /* the rules read before the include line */
+	size_t insert_at; /* where the next drop-in rule goes, or
 				   * SIZE_MAX: at the end */
 	const char *include_file; /* and the include line, for messages */
 	unsigned include_line;
@@ -90,12 +90,12 @@ struct parser {
 	enum file_kind kind;
 	unsigned line;
 	const char *at, *at_end; /* the line being parsed */
-	struct iso_rule *block;	 /* the open rule or defaults, or NULL */
+	struct iso_rule *block; /* the open rule or defaults, or NULL */
 	enum iso_set_by block_by; /* which of the two */
-	const char *block_at;	 /* where it starts */
-	const char *keyword;	 /* the keyword being parsed, for messages */
-	unsigned failed;	 /* 1 << each keyword of the block in error */
-	unsigned first_rule;	 /* the line of the first rule or include */
+	const char *block_at; /* where it starts */
+	const char *keyword; /* the keyword being parsed, for messages */
+	unsigned failed; /* 1 << each keyword of the block in error */
+	unsigned first_rule; /* the line of the first rule or include */
 	unsigned include_line, defaults_line, audit_line, cgroup_line;
 };
 
@@ -146,8 +146,7 @@ static int stopped(const struct load *l)
  * also quotes another rule's file name (any path, for isospawnctl check)
  * can be cut short, and then only its end. */
 static int __attribute__((format(printf, 5, 0)))
-vsay(struct load *l, int rc, const char *file, unsigned line, const char *fmt,
-		va_list ap)
+vsay(struct load *l, int rc, const char *file, unsigned line, const char *fmt, va_list ap)
 {
 	char msg[2 * ISO_POLICY_LINE_MAX + PATH_MAX], text[sizeof(msg) + PATH_MAX + 32];
 
@@ -219,8 +218,7 @@ const struct iso_syscall *policy_syscall(const char *name)
 }
 
 /* What each word of a list must be. */
-enum word_kind { WORD_PATH, WORD_PROGRAM, WORD_OVERRIDE, WORD_UNSAFE, WORD_FORWARD,
-		 WORD_SYSCALL };
+enum word_kind { WORD_PATH, WORD_PROGRAM, WORD_OVERRIDE, WORD_UNSAFE, WORD_FORWARD, WORD_SYSCALL };
 
 static int word_valid(enum word_kind kind, const char *word)
 {
@@ -269,7 +267,10 @@ static int one_of(struct parser *p, char *const *arg, size_t narg, const struct 
 
 	for (i = 0; choices[i].word != NULL; i++)
 		snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected), "%s'%s'",
-			 i == 0 ? "" : choices[i + 1].word != NULL ? ", " : " or ", choices[i].word);
+			 i == 0                        ? ""
+			 : choices[i + 1].word != NULL ? ", "
+						       : " or ",
+			 choices[i].word);
 	if ((rc = want_args(p, arg, narg, 1, 1, expected)) < 0)
 		return rc;
 	for (i = 0; choices[i].word != NULL; i++)
@@ -279,8 +280,8 @@ static int one_of(struct parser *p, char *const *arg, size_t narg, const struct 
 }
 
 /* A number from 1 to max, `what` it counts. */
-static int parse_number(struct parser *p, char *const *arg, size_t narg, const char *what,
-			int max, int *out)
+static int parse_number(struct parser *p, char *const *arg, size_t narg, const char *what, int max,
+			int *out)
 {
 	uint64_t value;
 	int rc;
@@ -294,7 +295,7 @@ static int parse_number(struct parser *p, char *const *arg, size_t narg, const c
 	return 0;
 }
 
-#define LIST_ANY 1u  /* "any" alone: the list stays NULL */
+#define LIST_ANY 1u /* "any" alone: the list stays NULL */
 #define LIST_NONE 2u /* "none" alone: an empty list */
 
 /* "any" or "none" by itself where `special` allows, or one or more valid
@@ -351,8 +352,10 @@ static int kw_pool(struct parser *p, struct iso_rule *r, char *const *arg, size_
 	if ((dash = strchr(arg[0], '-')) == NULL ||
 	    parse_decimal(arg[0], (size_t)(dash - arg[0]), UINT32_MAX, &lo) < 0 ||
 	    parse_decimal(dash + 1, strlen(dash + 1), UINT32_MAX, &hi) < 0)
-		return fail(p, "expected FIRST-LAST (two uids from 1 to %" PRIu32 ") after 'pool', "
-			    "got '%s'", UINT32_MAX - 1, arg[0]);
+		return fail(p,
+			    "expected FIRST-LAST (two uids from 1 to %" PRIu32 ") after 'pool', "
+			    "got '%s'",
+			    UINT32_MAX - 1, arg[0]);
 	/* uid 0 is root; (uid_t)-1 means "unchanged" to setresuid(). */
 	if (lo == 0 || hi == UINT32_MAX)
 		return fail(p, "expected a pool without uid %" PRIu32 ", got '%s'",
@@ -381,7 +384,8 @@ static int kw_overrides(struct parser *p, struct iso_rule *r, char *const *arg, 
 static int kw_allow_unsafe(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	return parse_list(p, &r->unsafe_allowed, WORD_UNSAFE, 0,
-			  "loader-level variable names (LD_*, MALLOC_*, GCONV_PATH, ...)", arg, narg);
+			  "loader-level variable names (LD_*, MALLOC_*, GCONV_PATH, ...)", arg,
+			  narg);
 }
 
 static int kw_forward(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
@@ -411,10 +415,12 @@ static int limit_value(struct parser *p, const char *name, int which, const char
 	if (rc < 0 || *value < iso_limit_min(which))
 		return fail(p, "expected %s or 'unlimited' after '%s %s', got '%s'",
 			    iso_limit_in_bytes(which)
-			    ? "a positive number of bytes (suffix K, M, G or T allowed)"
+				? "a positive number of bytes (suffix K, M, G or T allowed)"
 			    : which == ISO_LIMIT_CPU ? "a positive number of seconds"
-			    : which == ISO_LIMIT_CPUS ? "a number of CPUs from 0.01, at most 3 decimals"
-			    : "a positive count", p->keyword, name, word);
+			    : which == ISO_LIMIT_CPUS
+				? "a number of CPUs from 0.01, at most 3 decimals"
+				: "a positive count",
+			    p->keyword, name, word);
 	return 0;
 }
 
@@ -429,9 +435,11 @@ static int kw_limit(struct parser *p, struct iso_rule *r, char *const *arg, size
 	if ((which = iso_limit_from_name(arg[0])) < 0)
 		return fail(p, "expected " LIMITS " after 'limit', got '%s'", arg[0]);
 	if (r->limit_at[which].by == p->block_by)
-		return fail(p, "expected each limit once per %s, got a second 'limit %s' "
-			    "(first at line %u)", p->block_by == ISO_SET_RULE ? "rule" : "block",
-			    arg[0], r->limit_at[which].line);
+		return fail(p,
+			    "expected each limit once per %s, got a second 'limit %s' "
+			    "(first at line %u)",
+			    p->block_by == ISO_SET_RULE ? "rule" : "block", arg[0],
+			    r->limit_at[which].line);
 	if ((rc = limit_value(p, arg[0], which, arg[1], &value)) < 0)
 		return rc;
 	r->ceiling[which] = value;
@@ -443,7 +451,8 @@ static int kw_cgroup(struct parser *p, struct iso_rule *r, char *const *arg, siz
 {
 	static const struct choice words[] = { { "required", ISO_CGROUP_REQUIRED },
 					       { "optional", ISO_CGROUP_OPTIONAL },
-					       { "off", ISO_CGROUP_OFF }, { NULL, 0 } };
+					       { "off", ISO_CGROUP_OFF },
+					       { NULL, 0 } };
 	int v = one_of(p, arg, narg, words);
 
 	if (v >= 0)
@@ -475,9 +484,12 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 	def = max;
 	lo = max > 0 ? 1 : 0;
 	hi = max > 0 ? max : ISO_POLICY_TIMEOUT_MAX;
-	if (narg == 2 && (parse_decimal(arg[1], strlen(arg[1]), (uint32_t)hi, &def) < 0 || def < lo))
-		return fail(p, "expected DEFAULT from %" PRIu64 " to %" PRIu64 " seconds after "
-			    "'timeout %s', got '%s'", lo, hi, arg[0], arg[1]);
+	if (narg == 2 &&
+	    (parse_decimal(arg[1], strlen(arg[1]), (uint32_t)hi, &def) < 0 || def < lo))
+		return fail(p,
+			    "expected DEFAULT from %" PRIu64 " to %" PRIu64 " seconds after "
+			    "'timeout %s', got '%s'",
+			    lo, hi, arg[0], arg[1]);
 	r->timeout_max_ms = max * 1000;
 	r->timeout_default_ms = def * 1000;
 	return 0;
@@ -487,8 +499,9 @@ static int kw_timeout(struct parser *p, struct iso_rule *r, char *const *arg, si
 static int kw_network(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	enum { HOST, NONE, NONE_ONLY };
-	static const struct choice words[] = { { "host", HOST }, { "none", NONE },
-					       { "none-only", NONE_ONLY }, { NULL, 0 } };
+	static const struct choice words[] = {
+		{ "host", HOST }, { "none", NONE }, { "none-only", NONE_ONLY }, { NULL, 0 }
+	};
 	int v = one_of(p, arg, narg, words);
 
 	if (v < 0)
@@ -502,7 +515,8 @@ static int kw_seccomp(struct parser *p, struct iso_rule *r, char *const *arg, si
 {
 	static const struct choice words[] = { { "default", ISO_SECCOMP_DEFAULT },
 					       { "strict", ISO_SECCOMP_STRICT },
-					       { "none", ISO_SECCOMP_NONE }, { NULL, 0 } };
+					       { "none", ISO_SECCOMP_NONE },
+					       { NULL, 0 } };
 	int v = one_of(p, arg, narg, words);
 
 	if (v >= 0)
@@ -513,7 +527,8 @@ static int kw_seccomp(struct parser *p, struct iso_rule *r, char *const *arg, si
 static int kw_seccomp_action(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
 {
 	static const struct choice words[] = { { "errno", ISO_SECCOMP_ERRNO },
-					       { "kill", ISO_SECCOMP_KILL }, { NULL, 0 } };
+					       { "kill", ISO_SECCOMP_KILL },
+					       { NULL, 0 } };
 	int v = one_of(p, arg, narg, words);
 
 	if (v >= 0)
@@ -531,7 +546,8 @@ static int kw_landlock(struct parser *p, struct iso_rule *r, char *const *arg, s
 {
 	static const struct choice words[] = { { "required", ISO_LANDLOCK_REQUIRED },
 					       { "optional", ISO_LANDLOCK_OPTIONAL },
-					       { "off", ISO_LANDLOCK_OFF }, { NULL, 0 } };
+					       { "off", ISO_LANDLOCK_OFF },
+					       { NULL, 0 } };
 	int v = one_of(p, arg, narg, words);
 
 	if (v >= 0)
@@ -558,7 +574,8 @@ static int kw_grants(struct parser *p, struct iso_rule *r, char *const *arg, siz
 {
 	static const struct choice words[] = { { "none", ISO_GRANTS_NONE },
 					       { "read", ISO_GRANTS_READ },
-					       { "read-write", ISO_GRANTS_READ_WRITE }, { NULL, 0 } };
+					       { "read-write", ISO_GRANTS_READ_WRITE },
+					       { NULL, 0 } };
 	int v = one_of(p, arg, narg, words);
 
 	if (v >= 0)
@@ -596,7 +613,8 @@ static const struct keyword {
 };
 
 /* Keywords no longer read, refused naming what replaced them. */
-#define LENDING "a caller lends its guests what it can open itself, as the rule's " \
+#define LENDING                                                             \
+	"a caller lends its guests what it can open itself, as the rule's " \
 	"'grants none|read|read-write' allows (see MIGRATION in isospawn.conf(5))"
 static const struct {
 	const char *name, *instead;
@@ -661,9 +679,12 @@ static void rule_free(struct iso_rule *r)
 static void builtin_rule(struct iso_rule *r)
 {
 	*r = (struct iso_rule){ .network_default = ISO_NETWORK_NONE,
-				.timeout_max_ms = 3600 * 1000, .timeout_default_ms = 600 * 1000,
-				.seccomp = ISO_SECCOMP_DEFAULT, .seccomp_action = ISO_SECCOMP_ERRNO,
-				.landlock = ISO_LANDLOCK_REQUIRED, .landlock_min_abi = 1,
+				.timeout_max_ms = 3600 * 1000,
+				.timeout_default_ms = 600 * 1000,
+				.seccomp = ISO_SECCOMP_DEFAULT,
+				.seccomp_action = ISO_SECCOMP_ERRNO,
+				.landlock = ISO_LANDLOCK_REQUIRED,
+				.landlock_min_abi = 1,
 				.guests_max = ISO_POLICY_GUESTS_DEFAULT,
 				.cgroup = ISO_CGROUP_OPTIONAL };
 	memcpy(r->ceiling, iso_default_ceiling, sizeof(r->ceiling));
@@ -687,8 +708,10 @@ static int parse_match(struct parser *p, struct iso_rule *r, const char *word)
 	if (id[0] == '#') {
 		/* (uid_t)-1 is no one's id. */
 		if (parse_decimal(id + 1, strlen(id + 1), UINT32_MAX - 1, &number) < 0)
-			return fail(p, "expected a number from 0 to %" PRIu32 " after '#', "
-				    "got '%s'", UINT32_MAX - 1, word);
+			return fail(p,
+				    "expected a number from 0 to %" PRIu32 " after '#', "
+				    "got '%s'",
+				    UINT32_MAX - 1, word);
 		r->id = (uint32_t)number;
 	} else if (id[0] == '\0' || strlen(id) > LOGIN_NAME_MAX) {
 		return fail(p, "expected a %s name after '%s:', got '%s'", kind, kind, word);
@@ -788,8 +811,10 @@ static int keep_text(struct parser *p, struct iso_rule *r)
 	size_t own = (size_t)(p->at_end - p->block_at), dlen = d != NULL ? strlen(d) + 1 : 0;
 
 	if (dlen + own > ISO_POLICY_FILE_MAX)
-		return fail(p, "expected the defaults block and the rule opened at line %u in at "
-			    "most %d bytes, got %zu", r->line, ISO_POLICY_FILE_MAX, dlen + own);
+		return fail(p,
+			    "expected the defaults block and the rule opened at line %u in at "
+			    "most %d bytes, got %zu",
+			    r->line, ISO_POLICY_FILE_MAX, dlen + own);
 	if ((r->text = malloc(dlen + own + 1)) == NULL)
 		return out_of_memory(p->load, p->name);
 	snprintf(r->text, dlen + own + 1, "%s%s%.*s", d != NULL ? d : "", d != NULL ? "\n" : "",
@@ -817,24 +842,31 @@ static int close_rule(struct parser *p, struct iso_rule *r)
 	 * rule that serves one caller may let guests leave files there. (A
 	 * caller's own grants keep its files its own.) */
 	if (r->match == ISO_MATCH_GROUP && r->write != NULL)
-		return fail(p, "expected 'write' only in a user: rule (the pool of the group: rule "
-			    "opened at line %u serves many callers), got it in that rule", r->line);
+		return fail(p,
+			    "expected 'write' only in a user: rule (the pool of the group: rule "
+			    "opened at line %u serves many callers), got it in that rule",
+			    r->line);
 	/* A write path is the host's own directory in every guest's tree,
 	 * and a guest may write all of it: a read path inside it would be
 	 * hidden by it (bound first). */
 	for (char **in = r->read; in && *in; in++)
 		for (char **w = r->write; w && *w; w++)
 			if (iso_path_beneath(*in, *w))
-				return fail(p, "expected 'read' paths outside the rule's 'write' "
-					    "paths (every guest may write all of %s), got %s", *w, *in);
+				return fail(p,
+					    "expected 'read' paths outside the rule's 'write' "
+					    "paths (every guest may write all of %s), got %s",
+					    *w, *in);
 	/* Where the rule picks the programs, the environment must not pick
 	 * their code, and no list of such variables can be complete: the
 	 * names a caller may set are listed instead. */
 	if (r->programs != NULL && r->overrides == NULL && !SAID(p, ISO_KW_OVERRIDES))
-		return fail(p, "expected 'overrides NAME...' or 'overrides none' in the rule opened "
-			    "at line %u: it restricts 'programs', and with 'overrides any' a caller "
-			    "could set what makes them run code of its choosing (OPENSSL_CONF, "
-			    "LUA_INIT, ...)", r->line);
+		return fail(
+		    p,
+		    "expected 'overrides NAME...' or 'overrides none' in the rule opened "
+		    "at line %u: it restricts 'programs', and with 'overrides any' a caller "
+		    "could set what makes them run code of its choosing (OPENSSL_CONF, "
+		    "LUA_INIT, ...)",
+		    r->line);
 	r->programs_any = r->programs == NULL;
 	if ((rc = keep_text(p, r)) < 0)
 		return rc;
@@ -860,8 +892,10 @@ static int open_defaults(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected one 'defaults' block, got a second (first at line %u)",
 			    first);
 	if (p->first_rule != 0)
-		return fail(p, "expected 'defaults' above every rule and 'include' (rules above "
-			    "it would not inherit it), got it below line %u", p->first_rule);
+		return fail(p,
+			    "expected 'defaults' above every rule and 'include' (rules above "
+			    "it would not inherit it), got it below line %u",
+			    p->first_rule);
 	if (nword != 2 || strcmp(word[1], "{") != 0)
 		return fail(p, "expected '{' alone after 'defaults', got '%s'",
 			    nword > 1 ? word[1] : "end of line");
@@ -899,12 +933,15 @@ static int block_keyword(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected a %s keyword (see isospawn.conf(5)) or '}', got '%s'",
 			    in_rule ? "rule" : "defaults", word[0]);
 	if (!in_rule && !kw->in_defaults)
-		return fail(p, "expected '%s' only in a rule (each rule has its own), got it in "
-			    "'defaults'", word[0]);
+		return fail(p,
+			    "expected '%s' only in a rule (each rule has its own), got it in "
+			    "'defaults'",
+			    word[0]);
 	if (kw->kw != ISO_KW_LIMIT && r->at[kw->kw].by == p->block_by)
-		return fail(p, "expected each keyword once per %s, got a second '%s' "
-			    "(first at line %u)", in_rule ? "rule" : "block", word[0],
-			    r->at[kw->kw].line);
+		return fail(p,
+			    "expected each keyword once per %s, got a second '%s' "
+			    "(first at line %u)",
+			    in_rule ? "rule" : "block", word[0], r->at[kw->kw].line);
 	p->keyword = kw->name;
 	if ((rc = kw->parse(p, r, word + 1, nword - 1)) < 0)
 		p->failed |= 1u << kw->kw;
@@ -925,8 +962,10 @@ static int include_dir(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected one 'include', got a second (first at line %u)",
 			    p->include_line);
 	if (nword != 2 || iso_path_check(word[1], ISO_PATH_ANY, NULL) < 0)
-		return fail(p, "expected a directory (absolute normalized path) alone after "
-			    "'include', got '%s'", nword > 1 ? word[1] : "end of line");
+		return fail(p,
+			    "expected a directory (absolute normalized path) alone after "
+			    "'include', got '%s'",
+			    nword > 1 ? word[1] : "end of line");
 	p->include_line = p->line;
 	if (p->first_rule == 0)
 		p->first_rule = p->line;
@@ -948,8 +987,10 @@ static int audit_log(struct parser *p, char *const *word, size_t nword)
 		return fail(p, "expected one 'audit-log', got a second (first at line %u)",
 			    p->audit_line);
 	if (nword != 2 || iso_path_check(word[1], ISO_PATH_FILE, NULL) < 0)
-		return fail(p, "expected a file (absolute normalized path) alone after "
-			    "'audit-log', got '%s'", nword > 1 ? word[1] : "end of line");
+		return fail(p,
+			    "expected a file (absolute normalized path) alone after "
+			    "'audit-log', got '%s'",
+			    nword > 1 ? word[1] : "end of line");
 	p->audit_line = p->line;
 	if ((policy->audit_log = strdup(word[1])) == NULL)
 		return out_of_memory(p->load, p->name);
@@ -968,7 +1009,8 @@ static int cgroup_parent(struct parser *p, char *const *word, size_t nword)
 			    p->cgroup_line);
 	if (nword != 2 || iso_path_check(word[1], ISO_PATH_ANY, NULL) < 0 ||
 	    !iso_path_beneath(word[1], "/sys/fs/cgroup") || strcmp(word[1], "/sys/fs/cgroup") == 0)
-		return fail(p, "expected a directory below /sys/fs/cgroup (absolute normalized "
+		return fail(p,
+			    "expected a directory below /sys/fs/cgroup (absolute normalized "
 			    "path) alone after 'cgroup-parent', got '%s'",
 			    nword > 1 ? word[1] : "end of line");
 	p->cgroup_line = p->line;
@@ -992,8 +1034,10 @@ static int top_line(struct parser *p, char *const *word, size_t nword)
 	if (main_file && strcmp(word[0], "cgroup-parent") == 0)
 		return cgroup_parent(p, word, nword);
 	if (main_file)
-		return fail(p, "expected 'rule', 'defaults', 'include', 'audit-log' or "
-			    "'cgroup-parent', got '%s'", word[0]);
+		return fail(p,
+			    "expected 'rule', 'defaults', 'include', 'audit-log' or "
+			    "'cgroup-parent', got '%s'",
+			    word[0]);
 	return fail(p, "expected 'rule', got '%s' (a drop-in holds rules only)", word[0]);
 }
 
@@ -1129,10 +1173,11 @@ static void pools_apart(struct load *l)
 		other = pool_holding(policy, i, r->pool_first,
 				     (uint64_t)r->pool_last - r->pool_first + 1);
 		if (other != NULL)
-			pool_error(l, r, "expected a pool apart from the pool %" PRIu32 "-%"
-					 PRIu32 " of the rule at %s:%u, got '%" PRIu32 "-%" PRIu32
-					 "'", other->pool_first, other->pool_last, other->file,
-					 other->line, r->pool_first, r->pool_last);
+			pool_error(l, r,
+				   "expected a pool apart from the pool %" PRIu32 "-%" PRIu32
+				   " of the rule at %s:%u, got '%" PRIu32 "-%" PRIu32 "'",
+				   other->pool_first, other->pool_last, other->file, other->line,
+				   r->pool_first, r->pool_last);
 	}
 }
 
@@ -1157,11 +1202,14 @@ static void pools_without_delegated_ids(struct load *l)
 			const struct iso_rule *r;
 
 			if (sscanf(line, "%127[^:]:%llu:%llu", owner, &first, &count) != 3 ||
-			    count == 0 || (r = pool_holding(policy, policy->nrules, first, count)) == NULL)
+			    count == 0 ||
+			    (r = pool_holding(policy, policy->nrules, first, count)) == NULL)
 				continue;
-			pool_error(l, r, "expected a pool without delegated ids, got '%" PRIu32
-					 "-%" PRIu32 "': %s gives '%s' ids %llu-%llu", r->pool_first,
-					 r->pool_last, subid[i], owner, first, first + (count - 1));
+			pool_error(l, r,
+				   "expected a pool without delegated ids, got '%" PRIu32
+				   "-%" PRIu32 "': %s gives '%s' ids %llu-%llu",
+				   r->pool_first, r->pool_last, subid[i], owner, first,
+				   first + (count - 1));
 		}
 		fclose(f);
 	}
@@ -1198,8 +1246,8 @@ static int check_place(struct load *l, const char *path, int is_dir)
 	    (rc == -ENOENT && is_dir))
 		return rc;
 	if (rc == -EPERM && (l->flags & ISO_POLICY_DRAFT)) {
-		snprintf(text, sizeof(text), "%s: warning: would be refused once installed there: %s",
-			 path, why);
+		snprintf(text, sizeof(text),
+			 "%s: warning: would be refused once installed there: %s", path, why);
 		note_warning(l, text);
 		return 0;
 	}
@@ -1274,8 +1322,9 @@ static void add_dropins(struct load *l, const char *const *more)
 	    (count = policy_dropins(dir, &list, why, sizeof(why))) < 0)
 		(void)error(l, count, why);
 	if (count > ISO_POLICY_DROPINS_MAX) {
-		snprintf(file, sizeof(file), "%s:%u: expected at most %d *.conf files in %s, got %d",
-			 l->include_file, l->include_line, ISO_POLICY_DROPINS_MAX, dir, count);
+		snprintf(file, sizeof(file),
+			 "%s:%u: expected at most %d *.conf files in %s, got %d", l->include_file,
+			 l->include_line, ISO_POLICY_DROPINS_MAX, dir, count);
 		(void)error(l, -EINVAL, file);
 	}
 	for (int i = 0; i < count; i++) {
@@ -1293,8 +1342,12 @@ static void load_start(struct load *l, struct iso_policy *out, struct iso_policy
 		       char *why, size_t n)
 {
 	*out = (struct iso_policy){ 0 };
-	*l = (struct load){ .policy = out, .report = report, .why = why, .n = n,
-			    .flags = report != NULL ? report->flags : 0, .insert_at = SIZE_MAX };
+	*l = (struct load){ .policy = out,
+			    .report = report,
+			    .why = why,
+			    .n = n,
+			    .flags = report != NULL ? report->flags : 0,
+			    .insert_at = SIZE_MAX };
 	builtin_rule(&l->defaults);
 	if (n > 0)
 		why[0] = '\0';
@@ -1371,9 +1424,10 @@ int policy_check_path(const char *path, int leaf_is_dir, char *why, size_t n)
 			return iso_why_errno(why, n, "%s", walk);
 		if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
 			return iso_why(why, n, EPERM, "%s: %s, expected %s", walk,
-				       S_ISLNK(st.st_mode) ? "a symbolic link"
+				       S_ISLNK(st.st_mode)   ? "a symbolic link"
 				       : S_ISDIR(st.st_mode) ? "a directory"
-				       : S_ISREG(st.st_mode) ? "a regular file" : "a special file",
+				       : S_ISREG(st.st_mode) ? "a regular file"
+							     : "a special file",
 				       is_dir ? "a directory" : "a regular file");
 		if (st.st_uid != 0)
 			return iso_why(why, n, EPERM, "%s: owned by uid %lu, expected uid 0", walk,

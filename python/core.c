@@ -72,9 +72,8 @@ static PyObject *fail(int rc)
 /* Conn                                                                 */
 
 typedef struct {
-	PyObject_HEAD
-	iso_conn *conn;	    /* NULL once closed */
-	int busy;	    /* a call runs without the GIL */
+	PyObject_HEAD iso_conn *conn; /* NULL once closed */
+	int busy; /* a call runs without the GIL */
 	iso_guest **orphans; /* freed when the busy call returns */
 	size_t norphans, cap;
 } ConnObject;
@@ -129,11 +128,8 @@ static PyObject *conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|K:Conn", keywords, &wait_ms))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	rc = iso_open_wait(&conn, wait_ms);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		return fail(rc);
+	Py_BEGIN_ALLOW_THREADS rc = iso_open_wait(&conn, wait_ms);
+	Py_END_ALLOW_THREADS if (rc < 0) return fail(rc);
 	c = (ConnObject *)type->tp_alloc(type, 0);
 	if (c == NULL) {
 		iso_close(conn);
@@ -147,8 +143,7 @@ static void conn_dealloc(ConnObject *c)
 {
 	/* No Guest is left (each holds its Conn), and nothing is busy. */
 	if (c->conn != NULL) {
-		Py_BEGIN_ALLOW_THREADS
-		iso_close(c->conn);
+		Py_BEGIN_ALLOW_THREADS iso_close(c->conn);
 		Py_END_ALLOW_THREADS
 	}
 	PyMem_Free(c->orphans);
@@ -166,10 +161,8 @@ static PyObject *conn_close(ConnObject *c, PyObject *Py_UNUSED(ignored))
 	/* Closed for every other thread from here: their Guests free
 	 * nothing, as iso_close() frees them all. */
 	c->conn = NULL;
-	Py_BEGIN_ALLOW_THREADS
-	iso_close(conn);
-	Py_END_ALLOW_THREADS
-	Py_RETURN_NONE;
+	Py_BEGIN_ALLOW_THREADS iso_close(conn);
+	Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
 static PyObject *conn_fd(ConnObject *c, PyObject *Py_UNUSED(ignored))
@@ -190,8 +183,7 @@ static PyObject *conn_landlock_abi(ConnObject *c, PyObject *Py_UNUSED(ignored))
 /* Spec                                                                 */
 
 typedef struct {
-	PyObject_HEAD
-	iso_spec *spec;
+	PyObject_HEAD iso_spec *spec;
 	int busy; /* a spawn reads it without the GIL */
 } SpecObject;
 
@@ -273,8 +265,7 @@ static int strv_arg(PyObject *o, void *out)
 
 		if (!PyBytes_Check(b) ||
 		    strlen(PyBytes_AS_STRING(b)) != (size_t)PyBytes_GET_SIZE(b)) {
-			PyErr_SetString(PyExc_TypeError,
-					"expected bytes without a null byte");
+			PyErr_SetString(PyExc_TypeError, "expected bytes without a null byte");
 			goto fail;
 		}
 		sv->v[i] = PyBytes_AS_STRING(b);
@@ -291,8 +282,7 @@ static int bytes_or_none(PyObject *o, void *out)
 		*(const char **)out = NULL;
 		return 1;
 	}
-	if (PyBytes_Check(o) &&
-	    strlen(PyBytes_AS_STRING(o)) == (size_t)PyBytes_GET_SIZE(o)) {
+	if (PyBytes_Check(o) && strlen(PyBytes_AS_STRING(o)) == (size_t)PyBytes_GET_SIZE(o)) {
 		*(const char **)out = PyBytes_AS_STRING(o);
 		return 1;
 	}
@@ -365,7 +355,9 @@ static int u64_arg(PyObject *o, void *out)
 #define CALL_u64 a
 #define DONE_u64
 
-#define DECL_int_u64 int a; uint64_t b
+#define DECL_int_u64 \
+	int a;       \
+	uint64_t b
 #define FMT_int_u64 "iO&"
 #define PTRS_int_u64 &a, u64_arg, &b
 #define CALL_int_u64 a, b
@@ -390,20 +382,20 @@ static int u64_arg(PyObject *o, void *out)
 	X(set_channel, int)         \
 	X(pass_fd, int)
 
-#define SETTER_FUNCTION(name, kind)                                            \
-	static PyObject *spec_##name(SpecObject *s, PyObject *args)           \
-	{                                                                      \
-		DECL_##kind;                                                   \
-		int rc;                                                        \
-                                                                               \
-		if (spec_usable(s) < 0 ||                                      \
+#define SETTER_FUNCTION(name, kind)                                             \
+	static PyObject *spec_##name(SpecObject *s, PyObject *args)             \
+	{                                                                       \
+		DECL_##kind;                                                    \
+		int rc;                                                         \
+                                                                                \
+		if (spec_usable(s) < 0 ||                                       \
 		    !PyArg_ParseTuple(args, FMT_##kind ":" #name, PTRS_##kind)) \
-			return NULL;                                           \
-		rc = iso_spec_##name(s->spec, CALL_##kind);                   \
-		DONE_##kind;                                                   \
-		if (rc < 0)                                                    \
-			return fail(rc);                                       \
-		Py_RETURN_NONE;                                                \
+			return NULL;                                            \
+		rc = iso_spec_##name(s->spec, CALL_##kind);                     \
+		DONE_##kind;                                                    \
+		if (rc < 0)                                                     \
+			return fail(rc);                                        \
+		Py_RETURN_NONE;                                                 \
 	}
 SPEC_SETTERS(SETTER_FUNCTION)
 
@@ -414,8 +406,7 @@ SPEC_SETTERS(SETTER_FUNCTION)
 /* Guest                                                                */
 
 typedef struct {
-	PyObject_HEAD
-	ConnObject *conn;  /* strong */
+	PyObject_HEAD ConnObject *conn; /* strong */
 	iso_guest *guest;
 } GuestObject;
 
@@ -442,15 +433,12 @@ static void guest_dealloc(GuestObject *g)
 
 /* rc = call, with the GIL released and c busy; Error raised when `failed`,
  * before the orphans are freed (which may change iso_last_error()). */
-#define UNLOCKED_CALL(c, rc, call, failed) \
-	do {                               \
-		(c)->busy = 1;             \
-		Py_BEGIN_ALLOW_THREADS     \
-		rc = call;                 \
-		Py_END_ALLOW_THREADS       \
-		if (failed)                \
-			fail((int)rc);     \
-		conn_leave(c);             \
+#define UNLOCKED_CALL(c, rc, call, failed)                      \
+	do {                                                    \
+		(c)->busy = 1;                                  \
+		Py_BEGIN_ALLOW_THREADS rc = call;               \
+		Py_END_ALLOW_THREADS if (failed) fail((int)rc); \
+		conn_leave(c);                                  \
 	} while (0)
 
 static PyObject *conn_spawn(ConnObject *c, PyObject *arg)
@@ -515,8 +503,7 @@ static PyObject *guest_send(GuestObject *g, PyObject *args)
 	if (!PyArg_ParseTuple(args, "y*:send", &data))
 		return NULL;
 	if ((guest = guest_usable(g)) != NULL)
-		UNLOCKED_CALL(g->conn, rc, iso_send(guest, data.buf, (size_t)data.len),
-			      rc < 0);
+		UNLOCKED_CALL(g->conn, rc, iso_send(guest, data.buf, (size_t)data.len), rc < 0);
 	PyBuffer_Release(&data);
 	if (guest == NULL || rc < 0)
 		return NULL;
@@ -544,8 +531,8 @@ static PyObject *guest_recv(GuestObject *g, PyObject *args)
 		Py_XDECREF(buf);
 		return NULL;
 	}
-	UNLOCKED_CALL(g->conn, n, iso_recv(guest, buf ? PyBytes_AS_STRING(buf) : NULL,
-					   (size_t)cap, ms),
+	UNLOCKED_CALL(g->conn, n,
+		      iso_recv(guest, buf ? PyBytes_AS_STRING(buf) : NULL, (size_t)cap, ms),
 		      n < 0 && n != ISO_RECV_TIMEOUT && n != ISO_RECV_EOF);
 	if (n == ISO_RECV_EOF)
 		n = 0;
@@ -574,8 +561,7 @@ GUEST_GETTER(notes, text(iso_guest_notes(guest)))
 GUEST_GETTER(outcome, PyLong_FromLong(iso_guest_outcome(guest)))
 GUEST_GETTER(code, PyLong_FromLong(iso_guest_code(guest)))
 GUEST_GETTER(stage, PyLong_FromLong(iso_guest_stage(guest)))
-GUEST_GETTER(reason, iso_guest_reason(guest) ? text(iso_guest_reason(guest)) :
-					      Py_NewRef(Py_None))
+GUEST_GETTER(reason, iso_guest_reason(guest) ? text(iso_guest_reason(guest)) : Py_NewRef(Py_None))
 GUEST_GETTER(limit, PyLong_FromLong(iso_guest_limit(guest)))
 GUEST_GETTER(limits_reached, PyLong_FromUnsignedLong(iso_guest_limits_reached(guest)))
 GUEST_GETTER(exit_code, PyLong_FromLong(iso_guest_exit_code(guest)))
@@ -590,9 +576,8 @@ static PyObject *guest_usage(GuestObject *g, PyObject *Py_UNUSED(ignored))
 	if (guest == NULL)
 		return NULL;
 	iso_guest_usage(guest, &wall, &user, &sys, &rss);
-	return Py_BuildValue("(KKKK)", (unsigned long long)wall,
-			     (unsigned long long)user, (unsigned long long)sys,
-			     (unsigned long long)rss);
+	return Py_BuildValue("(KKKK)", (unsigned long long)wall, (unsigned long long)user,
+			     (unsigned long long)sys, (unsigned long long)rss);
 }
 
 /* (cpu_us, memory_peak), or None: the guest had no cgroup. */
@@ -645,14 +630,14 @@ static PyObject *name_or_none(const char *name)
 }
 
 /* iso_limit_name(), iso_outcome_name(), iso_stage_name(): a str, or None. */
-#define NAME_FUNCTION(name, type)                                        \
-	static PyObject *core_##name(PyObject *self, PyObject *args)     \
-	{                                                                \
-		int v;                                                   \
-                                                                         \
-		if (!PyArg_ParseTuple(args, "i:" #name, &v))             \
-			return NULL;                                     \
-		return name_or_none(iso_##name((type)v));                \
+#define NAME_FUNCTION(name, type)                                    \
+	static PyObject *core_##name(PyObject *self, PyObject *args) \
+	{                                                            \
+		int v;                                               \
+                                                                     \
+		if (!PyArg_ParseTuple(args, "i:" #name, &v))         \
+			return NULL;                                 \
+		return name_or_none(iso_##name((type)v));            \
 	}
 NAME_FUNCTION(limit_name, enum iso_limit)
 NAME_FUNCTION(outcome_name, enum iso_outcome)
@@ -703,19 +688,16 @@ static PyObject *core_last_error(PyObject *self, PyObject *Py_UNUSED(ignored))
 static PyMethodDef conn_methods[] = {
 	{ "close", (PyCFunction)conn_close, METH_NOARGS, "iso_close()" },
 	{ "fd", (PyCFunction)conn_fd, METH_NOARGS, "iso_conn_fd()" },
-	{ "landlock_abi", (PyCFunction)conn_landlock_abi, METH_NOARGS,
-	  "iso_conn_landlock_abi()" },
+	{ "landlock_abi", (PyCFunction)conn_landlock_abi, METH_NOARGS, "iso_conn_landlock_abi()" },
 	{ "spawn", (PyCFunction)conn_spawn, METH_O, "iso_spawn(): a Guest" },
 	{ NULL, NULL, 0, NULL },
 };
 
 static PyMethodDef spec_methods[] = {
-	SPEC_SETTERS(SETTER_METHOD)
-	{ NULL, NULL, 0, NULL },
+	SPEC_SETTERS(SETTER_METHOD){ NULL, NULL, 0, NULL },
 };
 
-#define GUEST_METHOD(name, doc) \
-	{ #name, (PyCFunction)guest_##name, METH_NOARGS, doc },
+#define GUEST_METHOD(name, doc) { #name, (PyCFunction)guest_##name, METH_NOARGS, doc },
 static PyMethodDef guest_methods[] = {
 	{ "wait", (PyCFunction)guest_wait, METH_VARARGS,
 	  "iso_wait(ms): 0 ended, 1 still running (or a signal came)" },
@@ -724,46 +706,39 @@ static PyMethodDef guest_methods[] = {
 	{ "recv", (PyCFunction)guest_recv, METH_VARARGS,
 	  "iso_recv(ms, cap): a message, b'' at its end, None on timeout; "
 	  "with cap 0 the next one's length" },
-	GUEST_METHOD(pid, "iso_guest_pid()")
-	GUEST_METHOD(uid, "iso_guest_uid()")
-	GUEST_METHOD(notes, "iso_guest_notes()")
-	GUEST_METHOD(outcome, "iso_guest_outcome()")
-	GUEST_METHOD(code, "iso_guest_code()")
-	GUEST_METHOD(stage, "iso_guest_stage()")
-	GUEST_METHOD(reason, "iso_guest_reason(), or None")
-	GUEST_METHOD(limit, "iso_guest_limit()")
-	GUEST_METHOD(usage, "iso_guest_usage(): (wall_us, user_us, sys_us, maxrss_kib)")
-	GUEST_METHOD(cgroup_usage, "iso_guest_cgroup_usage(): (cpu_us, memory_peak), "
-		     "or None without a cgroup")
-	GUEST_METHOD(limits_reached, "iso_guest_limits_reached(): bits 1 << limit")
-	GUEST_METHOD(exit_code, "iso_guest_exit_code()")
-	GUEST_METHOD(channel_fd, "iso_channel_fd()")
-	{ NULL, NULL, 0, NULL },
+	GUEST_METHOD(pid, "iso_guest_pid()") GUEST_METHOD(uid, "iso_guest_uid()") GUEST_METHOD(
+	    notes, "iso_guest_notes()") GUEST_METHOD(outcome, "iso_guest_outcome()")
+	    GUEST_METHOD(code, "iso_guest_code()") GUEST_METHOD(
+		stage, "iso_guest_stage()") GUEST_METHOD(reason, "iso_guest_reason(), or None")
+		GUEST_METHOD(limit, "iso_guest_limit()") GUEST_METHOD(
+		    usage, "iso_guest_usage(): (wall_us, user_us, sys_us, maxrss_kib)")
+		    GUEST_METHOD(cgroup_usage, "iso_guest_cgroup_usage(): (cpu_us, memory_peak), "
+					       "or None without a cgroup")
+			GUEST_METHOD(limits_reached, "iso_guest_limits_reached(): bits 1 << limit")
+			    GUEST_METHOD(exit_code, "iso_guest_exit_code()")
+				GUEST_METHOD(channel_fd, "iso_channel_fd()"){ NULL, NULL, 0, NULL },
 };
 
 /* A handle's type: prefix_dealloc, prefix_methods; no subclasses. */
-#define HANDLE_TYPE(Name, prefix, new_fn, doc)                   \
-	static PyTypeObject Name##Type = {                       \
-		PyVarObject_HEAD_INIT(NULL, 0)                   \
-		.tp_name = "isospawn._core." #Name,              \
-		.tp_basicsize = sizeof(Name##Object),            \
-		.tp_flags = Py_TPFLAGS_DEFAULT,                  \
-		.tp_doc = doc,                                   \
-		.tp_new = new_fn,                                \
-		.tp_dealloc = (destructor)prefix##_dealloc,      \
-		.tp_methods = prefix##_methods,                  \
+#define HANDLE_TYPE(Name, prefix, new_fn, doc)                                    \
+	static PyTypeObject Name##Type = {                                        \
+		PyVarObject_HEAD_INIT(NULL, 0).tp_name = "isospawn._core." #Name, \
+		.tp_basicsize = sizeof(Name##Object),                             \
+		.tp_flags = Py_TPFLAGS_DEFAULT,                                   \
+		.tp_doc = doc,                                                    \
+		.tp_new = new_fn,                                                 \
+		.tp_dealloc = (destructor)prefix##_dealloc,                       \
+		.tp_methods = prefix##_methods,                                   \
 	};
 HANDLE_TYPE(Conn, conn, conn_new, "iso_open_wait(wait_ms=0): a connection to a helper.")
 HANDLE_TYPE(Spec, spec, spec_new, "iso_spec_new(): what to run, and how.")
-HANDLE_TYPE(Guest, guest, NULL,
-	    "A guest from Conn.spawn(); freed (killed) when released.")
+HANDLE_TYPE(Guest, guest, NULL, "A guest from Conn.spawn(); freed (killed) when released.")
 
 static PyMethodDef core_methods[] = {
 	{ "build_env", core_build_env, METH_VARARGS,
 	  "iso_build_env(source, overrides), the default rules" },
 	{ "limit_name", core_limit_name, METH_VARARGS, "iso_limit_name()" },
-	{ "limit_from_name", core_limit_from_name, METH_VARARGS,
-	  "iso_limit_from_name()" },
+	{ "limit_from_name", core_limit_from_name, METH_VARARGS, "iso_limit_from_name()" },
 	{ "limit_parse", core_limit_parse, METH_VARARGS, "iso_limit_parse()" },
 	{ "outcome_name", core_outcome_name, METH_VARARGS, "iso_outcome_name()" },
 	{ "stage_name", core_stage_name, METH_VARARGS, "iso_stage_name()" },
@@ -832,11 +807,11 @@ PyMODINIT_FUNC PyInit__core(void)
 
 	if (m == NULL)
 		return NULL;
-	CoreError = PyErr_NewExceptionWithDoc(
-		"isospawn._core.Error",
-		"A library call failed: .errno, and the library's message as "
-		".strerror.",
-		PyExc_OSError, NULL);
+	CoreError =
+	    PyErr_NewExceptionWithDoc("isospawn._core.Error",
+				      "A library call failed: .errno, and the library's message as "
+				      ".strerror.",
+				      PyExc_OSError, NULL);
 	if (CoreError == NULL || PyModule_AddObjectRef(m, "Error", CoreError) < 0)
 		goto fail;
 	for (size_t i = 0; i < 3; i++)

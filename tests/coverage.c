@@ -23,8 +23,7 @@ extern char iso_gcov_counters_start[], iso_gcov_counters_end[];
 
 pid_t __gcov_fork(void);
 
-__attribute__((constructor, no_profile_instrument_function)) static void
-share_counters(void)
+__attribute__((constructor, no_profile_instrument_function)) static void share_counters(void)
 {
 	size_t len = (size_t)(iso_gcov_counters_end - iso_gcov_counters_start);
 	void *shared;

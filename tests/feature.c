@@ -72,16 +72,17 @@ const char *feature_landlock(int abi)
 
 	if (hidden("landlock", "Landlock"))
 		return why;
-	have = syscall(SYS_landlock_create_ruleset, NULL, 0,
-		       LANDLOCK_CREATE_RULESET_VERSION);
+	have = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (have >= abi)
 		return NULL;
 	if (have < 0)
 		because("needs Landlock ABI %d; the kernel has "
-			 "no Landlock (%s)", abi, strerror(errno));
+			"no Landlock (%s)",
+			abi, strerror(errno));
 	else
 		because("needs Landlock ABI %d; the kernel has "
-			 "ABI %ld", abi, have);
+			"ABI %ld",
+			abi, have);
 	return why;
 }
 
@@ -118,8 +119,8 @@ const char *feature_userns(void)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return NULL;
 	because("needs unprivileged user namespaces: "
-		 "unshare(CLONE_NEWUSER) as nobody, without any filter, %s",
-		 WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "crashed");
+		"unshare(CLONE_NEWUSER) as nobody, without any filter, %s",
+		WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "crashed");
 	return why;
 }
 
@@ -158,7 +159,7 @@ const char *feature_netns(void)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return NULL;
 	because("needs network namespaces: unshare(CLONE_NEWNET): %s",
-		 WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "crashed");
+		WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "crashed");
 	return why;
 }
 
@@ -186,19 +187,19 @@ const char *feature_int80(const char *probe)
 		return NULL;
 	if (WIFSIGNALED(status))
 		because("the kernel has no i386 entry point: "
-			 "int 0x80 without any filter died of signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+			"int 0x80 without any filter died of signal %d (%s)",
+			WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else
 		because("the kernel refuses int 0x80 ptrace "
-			 "without any filter (probe exit %d)", WEXITSTATUS(status));
+			"without any filter (probe exit %d)",
+			WEXITSTATUS(status));
 	return why;
 #else
 	return "the i386 entry point is x86_64 only";
 #endif
 }
 
-const char *feature_baseline(int (*fn)(void), int refused, const char *key,
-			     const char *feature)
+const char *feature_baseline(int (*fn)(void), int refused, const char *key, const char *feature)
 {
 	int status;
 
@@ -210,14 +211,16 @@ const char *feature_baseline(int (*fn)(void), int refused, const char *key,
 		return NULL;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == refused)
 		because("needs %s: without any filter the call "
-			 "already ends as the filter should make it (%s)", feature,
-			 refused ? strerror(refused) : "exit 0");
+			"already ends as the filter should make it (%s)",
+			feature, refused ? strerror(refused) : "exit 0");
 	else if (WIFEXITED(status))
 		because("needs %s: without any filter the call "
-			 "could not be set up (exit %d)", feature, WEXITSTATUS(status));
+			"could not be set up (exit %d)",
+			feature, WEXITSTATUS(status));
 	else
 		because("needs %s: without any filter the call "
-			 "ends with wait status 0x%x", feature, (unsigned)status);
+			"ends with wait status 0x%x",
+			feature, (unsigned)status);
 	return why;
 }
 

@@ -42,8 +42,7 @@ const char *feature_int80(const char *probe);
  * by a signal or with SETUP_FAILED, a filter that should make it end with
  * `refused` cannot be told from the host: returns why, naming `feature`;
  * else NULL. `key` can be hidden like the probes above. */
-const char *feature_baseline(int (*fn)(void), int refused, const char *key,
-			     const char *feature);
+const char *feature_baseline(int (*fn)(void), int refused, const char *key, const char *feature);
 
 /* _exit() for a forked child that ran product code: in coverage builds it
  * first writes the child's counts, which _exit() would lose (not under
@@ -53,8 +52,7 @@ __attribute__((noreturn)) void child_exit(int code);
 /* In a running check that finds it cannot run here (a condition only the
  * check itself can probe): say why, then return at once. tests/check-driver
  * counts it as a SKIP, not as the pass Check counts. */
-void check_skip(const char *test, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void check_skip(const char *test, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Add test t to tc when missing is NULL; otherwise print the SKIP line. */
 void tcase_add_unless(TCase *tc, const TTest *t, const char *missing);

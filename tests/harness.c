@@ -49,8 +49,8 @@ void become(uid_t uid)
 	gid_t gid = uid;
 	gid_t groups[1] = { T_GROUP };
 
-	if (setgroups(uid == T_GROUPED ? 1 : 0, groups) < 0 ||
-	    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+	if (setgroups(uid == T_GROUPED ? 1 : 0, groups) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
 		ck_abort_msg("become(%u): %s", (unsigned)uid, strerror(errno));
 	ck_assert_int_eq(geteuid(), uid);
 	setenv("ISOSPAWN_HELPER", T_HELPER, 1);
@@ -91,8 +91,8 @@ static void copy_dev(const char *dir)
 			ck_assert_msg(fd >= 0, "%s: %s", to, strerror(errno));
 			close(fd);
 		}
-		ck_assert_msg(mount(from, to, NULL, MS_BIND | MS_REC, NULL) == 0,
-			      "bind %s: %s", from, strerror(errno));
+		ck_assert_msg(mount(from, to, NULL, MS_BIND | MS_REC, NULL) == 0, "bind %s: %s",
+			      from, strerror(errno));
 	}
 	closedir(d);
 }
@@ -105,14 +105,14 @@ int private_dev_log(void)
 
 	ck_assert_int_eq(geteuid(), 0);
 	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+			  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
 		      "private mount namespace: %s", strerror(errno));
 	snprintf(dir, sizeof(dir), "%s/dev.%d", T_ROOT, (int)getpid());
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	ck_assert_int_eq(mount("dev", dir, "tmpfs", MS_NOSUID, "mode=0755"), 0);
 	copy_dev(dir);
-	ck_assert_msg(mount(dir, "/dev", NULL, MS_MOVE, NULL) == 0,
-		      "move %s to /dev: %s", dir, strerror(errno));
+	ck_assert_msg(mount(dir, "/dev", NULL, MS_MOVE, NULL) == 0, "move %s to /dev: %s", dir,
+		      strerror(errno));
 	ck_assert_int_eq(rmdir(dir), 0);
 	sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(sock, 0);
@@ -126,8 +126,7 @@ void read_dev_log(int sock, char *log, size_t size)
 	size_t used = 0;
 	ssize_t n;
 
-	while (used + 1 < size &&
-	       (n = recv(sock, log + used, size - used - 1, MSG_DONTWAIT)) > 0)
+	while (used + 1 < size && (n = recv(sock, log + used, size - used - 1, MSG_DONTWAIT)) > 0)
 		used += (size_t)n;
 	log[used] = '\0';
 }
@@ -179,9 +178,8 @@ static void drain(int out_fd, int err_fd, struct run *r)
 	r->err[lens[1]] = '\0';
 }
 
-void run_guest(iso_conn *conn, const char *const *argv,
-	       const char *const *overrides, spec_hook hook, void *arg,
-	       struct run *r)
+void run_guest(iso_conn *conn, const char *const *argv, const char *const *overrides,
+	       spec_hook hook, void *arg, struct run *r)
 {
 	iso_spec *spec;
 	iso_guest *g = NULL;
@@ -228,8 +226,7 @@ void run_guest(iso_conn *conn, const char *const *argv,
 	iso_guest_free(g);
 }
 
-void run_cli(const char *const *args, const char *const *extra_env,
-	     struct run *r)
+void run_cli(const char *const *args, const char *const *extra_env, struct run *r)
 {
 	const char *argv[64] = { T_CLI };
 	const char *envp[64];
@@ -253,8 +250,8 @@ void run_cli(const char *const *args, const char *const *extra_env,
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	ck_assert_int_eq(posix_spawn(&pid, T_CLI, &fa, NULL, (char *const *)argv,
-				     (char *const *)envp), 0);
+	ck_assert_int_eq(
+	    posix_spawn(&pid, T_CLI, &fa, NULL, (char *const *)argv, (char *const *)envp), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	close(out[1]);
 	close(err[1]);
@@ -339,7 +336,6 @@ int each_process(int (*fn)(const struct proc_info *, void *), void *arg)
 	closedir(dir);
 	return rc;
 }
-
 
 /* A zombie has ended: it is only a pid its parent has not collected. */
 static int count_one(const struct proc_info *p, void *arg)

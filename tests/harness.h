@@ -31,24 +31,23 @@ void read_dev_log(int sock, char *log, size_t size);
 void become(uid_t uid);
 
 struct run {
-	int spawn_rc;	       /* iso_spawn's result */
-	char msg[512];	       /* iso_last_error() when spawn_rc < 0 */
+	int spawn_rc; /* iso_spawn's result */
+	char msg[512]; /* iso_last_error() when spawn_rc < 0 */
 	enum iso_outcome outcome;
 	int code, exit_code;
 	uid_t uid;
 	char notes[256];
-	char reason[1024];     /* iso_guest_reason(): there for a failed start
+	char reason[1024]; /* iso_guest_reason(): there for a failed start
 				* only (run_guest checks), else "" */
-	char out[65536];       /* the guest's stdout, NUL-terminated */
-	char err[8192];	       /* the guest's stderr */
+	char out[65536]; /* the guest's stdout, NUL-terminated */
+	char err[8192]; /* the guest's stderr */
 };
 
 /* Run argv (argv[0] absolute) on conn with overrides ("NAME=value", may be
  * NULL) and optional setup of the spec; stdout/stderr captured. */
 typedef void (*spec_hook)(iso_spec *spec, void *arg);
-void run_guest(iso_conn *conn, const char *const *argv,
-	       const char *const *overrides, spec_hook hook, void *arg,
-	       struct run *r);
+void run_guest(iso_conn *conn, const char *const *argv, const char *const *overrides,
+	       spec_hook hook, void *arg, struct run *r);
 
 /* Open a connection and fail the test with the library's message if it
  * cannot be opened. */
@@ -57,8 +56,7 @@ iso_conn *open_conn(void);
 /* Run the CLI with args (NULL-terminated, without argv[0]); captures output
  * into r->out / r->err and its exit code into r->exit_code. extra_env may
  * add caller environment ("NAME=value"; NULL-terminated or NULL). */
-void run_cli(const char *const *args, const char *const *extra_env,
-	     struct run *r);
+void run_cli(const char *const *args, const char *const *extra_env, struct run *r);
 
 /* What the tests read of a process in /proc (as they may: own uid, or
  * root). */

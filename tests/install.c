@@ -107,8 +107,8 @@ static void policy_line(FILE *f, const char *line, size_t len)
 		word++;
 	if (strncmp(word, "pool ", 5) == 0 &&
 	    sscanf(word, "pool %u-%u%n", &first, &last, &at) == 2) {
-		fprintf(f, "%.*spool %u-%u", (int)(word - line), line,
-			first + t_pool_delta, last + t_pool_delta);
+		fprintf(f, "%.*spool %u-%u", (int)(word - line), line, first + t_pool_delta,
+			last + t_pool_delta);
 		word += at;
 		fwrite(word, 1, len - (size_t)(word - line), f);
 		return;
@@ -148,8 +148,8 @@ static void install_policy(void)
 		while ((at = strstr(line, "@ROOT@")) != NULL) {
 			char out[sizeof(line) + sizeof(T_ROOT)];
 
-			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - line), line,
-				 T_ROOT, at + 6);
+			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - line), line, T_ROOT,
+				 at + 6);
 			if (strlen(out) >= sizeof(line)) {
 				errno = E2BIG;
 				die("tests/policy.conf.in: line too long");
@@ -164,8 +164,7 @@ static void install_policy(void)
 		die("policy");
 }
 
-static int remove_one(const char *path, const struct stat *st, int type,
-		      struct FTW *ftw)
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	if (remove(path) < 0 && errno != ENOENT)
 		fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
@@ -266,10 +265,10 @@ static void private_root(void)
 {
 	unsigned slot;
 
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		printf("SKIP: cannot make a private mount namespace for this "
-		       "run's test root: %s\n", strerror(errno));
+		       "run's test root: %s\n",
+		       strerror(errno));
 		exit(77);
 	}
 	mkdir_root(T_ROOT, 0755);
@@ -283,8 +282,7 @@ static void private_root(void)
 		die(run_dir);
 	installer = getpid();
 	atexit(remove_run);
-	if (chmod(run_dir, 0755) < 0 ||
-	    mount(run_dir, T_ROOT, NULL, MS_BIND, NULL) < 0)
+	if (chmod(run_dir, 0755) < 0 || mount(run_dir, T_ROOT, NULL, MS_BIND, NULL) < 0)
 		die(run_dir);
 }
 

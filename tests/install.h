@@ -27,7 +27,7 @@ extern char t_helper_env[]; /* "ISOSPAWN_HELPER=" t_helper */
 #define T_PROBE T_BIN "/probe"
 #define T_CLI T_BIN "/isospawn"
 #define T_LIB T_ROOT "/lib"
-#define T_SHARED T_ROOT "/shared"   /* where the callers keep what they lend */
+#define T_SHARED T_ROOT "/shared" /* where the callers keep what they lend */
 #define T_LEASES T_ROOT "/run/leases" /* its lease files (root only) */
 
 /* This run's offset of every pool uid in tests/policy.conf.in (set by
@@ -37,15 +37,15 @@ extern uid_t t_pool_delta;
 #define T_POOL(n) ((uid_t)((n) + t_pool_delta))
 
 /* Callers named in tests/policy.conf.in (never offset: only pools are). */
-#define T_CALLER 65534u	     /* the main unprivileged caller (nobody) */
+#define T_CALLER 65534u /* the main unprivileged caller (nobody) */
 #define T_RESTRICTED 4000001u /* programs and overrides restricted */
-#define T_NORULE 4000002u     /* no rule matches */
-#define T_GROUPED 4000003u    /* matched through supplementary group */
+#define T_NORULE 4000002u /* no rule matches */
+#define T_GROUPED 4000003u /* matched through supplementary group */
 #define T_GROUP 4000100u
 #define T_UNCONFINED 4000004u /* seccomp none, landlock off (bench) */
-#define T_MANY 4000050u	     /* 1,000 live guests and more (bench) */
-#define T_SECOND 4000030u     /* may read where T_CALLER's guests write */
-#define T_NOCGROUP 4000123u   /* T_CALLER's rule with 'cgroup off' (bench) */
+#define T_MANY 4000050u /* 1,000 live guests and more (bench) */
+#define T_SECOND 4000030u /* may read where T_CALLER's guests write */
+#define T_NOCGROUP 4000123u /* T_CALLER's rule with 'cgroup off' (bench) */
 #define T_POOL_FIRST T_POOL(1900100000u)
 #define T_POOL_LAST T_POOL(1900100999u)
 

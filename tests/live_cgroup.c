@@ -37,7 +37,7 @@
 #include "feature.h"
 #include "harness.h"
 
-#define CG_CALLER 4000121u   /* room for what each check asks */
+#define CG_CALLER 4000121u /* room for what each check asks */
 #define CG_REQUIRED 4000122u /* cgroup required */
 #define MIB (1ull << 20)
 /* Where the setuid test helper puts its guests' cgroups: the default
@@ -61,8 +61,7 @@ struct ask {
 	uint64_t timeout_ms;
 };
 
-static iso_guest *start(iso_conn *conn, const char *const *argv, const struct ask *ask,
-			int *out)
+static iso_guest *start(iso_conn *conn, const char *const *argv, const struct ask *ask, int *out)
 {
 	iso_spec *spec;
 	iso_guest *g = NULL;
@@ -75,7 +74,8 @@ static iso_guest *start(iso_conn *conn, const char *const *argv, const struct as
 	ck_assert_int_eq(iso_spec_set_stdio(spec, -1, pipe_fds[1], -1), 0);
 	for (int i = 0; ask && i < ISO_LIMIT_COUNT; i++)
 		if (ask->limits[i])
-			ck_assert_int_eq(iso_spec_set_limit(spec, (enum iso_limit)i, ask->limits[i]), 0);
+			ck_assert_int_eq(
+			    iso_spec_set_limit(spec, (enum iso_limit)i, ask->limits[i]), 0);
 	if (ask && ask->timeout_ms)
 		ck_assert_int_eq(iso_spec_set_timeout(spec, ask->timeout_ms), 0);
 	rc = iso_spawn(conn, spec, &g);
@@ -188,7 +188,8 @@ START_TEST(live_cgroup_required_refuses_where_one_is_missing)
 	rc = iso_open(&conn);
 	ck_assert_msg(rc < 0, "served without a cgroup");
 	ck_assert_msg(strstr(iso_last_error(), "cgroup: missing memory, pids, cpu (") &&
-		      strstr(iso_last_error(), "(cgroup)"), "%s", iso_last_error());
+			  strstr(iso_last_error(), "(cgroup)"),
+		      "%s", iso_last_error());
 }
 END_TEST
 
@@ -225,8 +226,8 @@ START_TEST(live_cgroup_oom_kills_the_whole_guest_and_says_memory)
 	become(CG_CALLER);
 	run(argv, &ask, &e);
 	ck_assert_msg(e.outcome == ISO_OUTCOME_LIMIT && e.limit == ISO_LIMIT_MEMORY &&
-		      e.code == SIGKILL, "outcome %d limit %d code %d: %s", e.outcome, e.limit,
-		      e.code, e.out);
+			  e.code == SIGKILL,
+		      "outcome %d limit %d code %d: %s", e.outcome, e.limit, e.code, e.out);
 	ck_assert_msg(e.cgroup && e.memory_peak > 0 && e.memory_peak <= 64 * MIB,
 		      "memory peak %llu", (unsigned long long)e.memory_peak);
 	ck_assert_msg(e.notes[0] == '\0', "notes: %s", e.notes);
@@ -284,8 +285,8 @@ START_TEST(live_cgroup_pids_stop_a_fork_bomb_and_the_status_says_so)
 {
 	const char *argv[] = { T_PROBE, "forkbomb", NULL };
 	char path[64], text[2048];
-	const char *cli[] = { "--limit", "pids=16", "--status-json", path, "--", T_PROBE,
-			      "forkbomb", NULL };
+	const char *cli[] = { "--limit", "pids=16", "--status-json", path,
+			      "--",      T_PROBE,   "forkbomb",      NULL };
 	struct ask ask = { .limits[ISO_LIMIT_PIDS] = 16 };
 	unsigned forks = 0;
 	struct end e;
@@ -295,8 +296,8 @@ START_TEST(live_cgroup_pids_stop_a_fork_bomb_and_the_status_says_so)
 	run(argv, &ask, &e);
 	ck_assert_msg(e.outcome == ISO_OUTCOME_EXITED && e.code == 0, "outcome %d code %d: %s",
 		      e.outcome, e.code, e.out);
-	ck_assert_msg(sscanf(e.out, "forks=%u errno=EAGAIN", &forks) == 1 && forks <= 15,
-		      "%s", e.out);
+	ck_assert_msg(sscanf(e.out, "forks=%u errno=EAGAIN", &forks) == 1 && forks <= 15, "%s",
+		      e.out);
 	ck_assert_msg(e.reached == 1u << ISO_LIMIT_PIDS, "reached 0x%x", e.reached);
 
 	snprintf(path, sizeof(path), "/tmp/live_cgroup.%d.json", (int)getpid());
@@ -307,7 +308,8 @@ START_TEST(live_cgroup_pids_stop_a_fork_bomb_and_the_status_says_so)
 	ck_assert_int_gt(read_text(path, text, sizeof(text)), 0);
 	unlink(path);
 	ck_assert_msg(strstr(text, "\"limits_reached\": [\"pids\"]") &&
-		      strstr(text, "\"cgroup_cpu_us\": ") && !strstr(text, "\"cgroup_cpu_us\": null"),
+			  strstr(text, "\"cgroup_cpu_us\": ") &&
+			  !strstr(text, "\"cgroup_cpu_us\": null"),
 		      "%s", text);
 }
 END_TEST
@@ -413,8 +415,8 @@ static void assert_roots(const char *dir, const char *file)
 
 	snprintf(path, sizeof(path), "%s%s%s", dir, file[0] ? "/" : "", file);
 	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
-	ck_assert_msg(st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)),
-		      "%s: uid %u mode %04o", path, (unsigned)st.st_uid, st.st_mode & 07777);
+	ck_assert_msg(st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH)), "%s: uid %u mode %04o",
+		      path, (unsigned)st.st_uid, st.st_mode & 07777);
 	if (!file[0])
 		ck_assert_msg((st.st_mode & 07777) == 0755, "%s: mode %04o", path,
 			      st.st_mode & 07777);
@@ -425,10 +427,11 @@ static void assert_roots(const char *dir, const char *file)
  * when every attempt was refused. */
 static int tries_to_write(uid_t uid, const char *const *dirs, size_t n)
 {
-	static const char *const files[] = { "cgroup.procs", "cgroup.threads",
-					     "cgroup.subtree_control", "cgroup.freeze",
-					     "cgroup.kill", "memory.max", "memory.oom.group",
-					     "pids.max", "cpu.max" };
+	static const char *const files[] = {
+		"cgroup.procs",     "cgroup.threads", "cgroup.subtree_control",
+		"cgroup.freeze",    "cgroup.kill",    "memory.max",
+		"memory.oom.group", "pids.max",       "cpu.max"
+	};
 	char path[PATH_MAX];
 	int status;
 	pid_t pid = fork();
@@ -559,9 +562,14 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 	cgroup_of(reaper, got, sizeof(got));
 	ck_assert_str_eq(got, want);
 	for (size_t d = 0; d < 2; d++) {
-		static const char *const files[] = { "", "cgroup.procs", "cgroup.threads",
-						     "cgroup.subtree_control", "cgroup.freeze",
-						     "cgroup.kill", "memory.max", "pids.max",
+		static const char *const files[] = { "",
+						     "cgroup.procs",
+						     "cgroup.threads",
+						     "cgroup.subtree_control",
+						     "cgroup.freeze",
+						     "cgroup.kill",
+						     "memory.max",
+						     "pids.max",
 						     "cpu.max" };
 
 		for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
@@ -576,8 +584,8 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 
 	become(CG_CALLER);
 	run(inside, NULL, &e);
-	ck_assert_msg(e.outcome == ISO_OUTCOME_EXITED && e.code == 1 &&
-		      strstr(e.out, "refused: "), "%s", e.out);
+	ck_assert_msg(e.outcome == ISO_OUTCOME_EXITED && e.code == 1 && strstr(e.out, "refused: "),
+		      "%s", e.out);
 }
 END_TEST
 
@@ -687,7 +695,8 @@ START_TEST(live_cgroup_socket_mode_uses_the_units_delegated_cgroup)
 	cgroup_of(f.child, got, sizeof(got));
 	snprintf(want, sizeof(want), "%s/", unit + strlen("/sys/fs/cgroup"));
 	ck_assert_msg(strncmp(got, want, strlen(want)) == 0 && !strchr(got + strlen(want), '/') &&
-		      strcmp(got + strlen(want), "helper") != 0, "the guest is in %s", got);
+			  strcmp(got + strlen(want), "helper") != 0,
+		      "the guest is in %s", got);
 	cgroup_of(helper, got, sizeof(got));
 	snprintf(want, sizeof(want), "%s/helper", unit + strlen("/sys/fs/cgroup"));
 	ck_assert_str_eq(got, want);

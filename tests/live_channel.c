@@ -63,8 +63,8 @@ START_TEST(live_channel_round_trip_keeps_message_boundaries)
 		ck_assert_int_eq(iso_send(g, big + i, lens[i]), 0);
 	for (size_t i = 0; i < count; i++) {
 		long got = iso_recv(g, back, sizeof(back), 5000);
-		ck_assert_msg(got == (long)lens[i], "message %zu: %ld bytes, sent %zu", i,
-			      got, lens[i]);
+		ck_assert_msg(got == (long)lens[i], "message %zu: %ld bytes, sent %zu", i, got,
+			      lens[i]);
 		ck_assert(memcmp(back, big + i, lens[i]) == 0);
 	}
 	/* End of our side ends the echo. */
@@ -244,8 +244,8 @@ START_TEST(live_channel_adds_only_isospawn_channel_fd_3_to_guest_env)
 		end = p + len;
 		if (len == 21 && strncmp(p, "ISOSPAWN_CHANNEL_FD=3", 21) == 0)
 			continue;
-		ck_assert_msg(has_exact_line(plain.out, p, len),
-				      "only with a channel: %.*s", (int)len, p);
+		ck_assert_msg(has_exact_line(plain.out, p, len), "only with a channel: %.*s",
+			      (int)len, p);
 	}
 }
 END_TEST
@@ -267,8 +267,7 @@ START_TEST(live_channel_recv_times_out_on_a_silent_guest)
 	ck_assert_int_eq(got, ISO_RECV_TIMEOUT);
 	/* Never before its 100 ms; late only by the machine's load. */
 	ck_assert_msg(waited_ms >= 99 && waited_ms < 100 + GONE_WITHIN_MS,
-		      "a 100 ms receive timed out after %llu ms",
-		      (unsigned long long)waited_ms);
+		      "a 100 ms receive timed out after %llu ms", (unsigned long long)waited_ms);
 	iso_guest_free(g);
 	iso_close(conn);
 }

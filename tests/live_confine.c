@@ -36,10 +36,10 @@
 #include "harness.h"
 
 /* Callers of this file's rules in tests/policy.conf.in. */
-#define T_KILLER 4000010u    /* seccomp-action kill */
+#define T_KILLER 4000010u /* seccomp-action kill */
 #define T_NONE_ONLY 4000011u /* network none-only */
 #define T_UNFILTERED 4000004u /* seccomp none, landlock off */
-#define T_ONE_UID 4000083u    /* a pool of one uid: each guest runs under the last one's */
+#define T_ONE_UID 4000083u /* a pool of one uid: each guest runs under the last one's */
 /* The ceilings of T_CALLER's rule. */
 #define CALLER_CPU_CEILING 30
 #define CALLER_TIMEOUT_CEILING_MS 120000
@@ -64,8 +64,7 @@ static uint64_t now_ms(void)
 }
 
 /* One guest on its own connection. */
-static void run_once(const char *const *argv, spec_hook hook, void *arg,
-		     struct run *r)
+static void run_once(const char *const *argv, spec_hook hook, void *arg, struct run *r)
 {
 	iso_conn *c = open_conn();
 
@@ -78,8 +77,8 @@ static void assert_refused(const struct run *r, const char *what)
 {
 	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
 	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 1,
-		      "%s: not refused (outcome %d code %d): %s", what,
-		      r->outcome, r->code, r->out);
+		      "%s: not refused (outcome %d code %d): %s", what, r->outcome, r->code,
+		      r->out);
 	ck_assert_msg(has_line(r->out, "refused: "), "%s: %s", what, r->out);
 }
 
@@ -88,8 +87,7 @@ static void assert_allowed(const struct run *r, const char *what)
 {
 	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
 	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 0,
-		      "%s: refused (outcome %d code %d): %s", what,
-		      r->outcome, r->code, r->out);
+		      "%s: refused (outcome %d code %d): %s", what, r->outcome, r->code, r->out);
 }
 
 struct limit_ask {
@@ -116,8 +114,8 @@ static void ask_network(iso_spec *spec, void *arg)
 
 /* Start argv with stdout (and stderr) on a pipe whose read end is *out,
  * or on /dev/null when out is NULL. */
-static iso_guest *start_guest(iso_conn *c, const char *const *argv,
-			      spec_hook hook, void *arg, int *out)
+static iso_guest *start_guest(iso_conn *c, const char *const *argv, spec_hook hook, void *arg,
+			      int *out)
 {
 	iso_spec *spec;
 	iso_guest *g = NULL;
@@ -153,8 +151,8 @@ static void await_line(int fd, const char *line, char *buf, size_t cap)
 	while (!has_line(buf, line)) {
 		ssize_t got;
 
-		ck_assert_msg(now_ms() < deadline && len + 1 < cap,
-			      "no \"%s\" from the guest: %s", line, buf);
+		ck_assert_msg(now_ms() < deadline && len + 1 < cap, "no \"%s\" from the guest: %s",
+			      line, buf);
 		if (poll(&p, 1, 100) <= 0)
 			continue;
 		got = read(fd, buf + len, cap - len - 1);
@@ -184,15 +182,15 @@ static int path_exists(const char *path)
 /* The caller's terminal                                                */
 
 struct tty_run {
-	char failed[160];  /* why the run could not be set up, or "" */
+	char failed[160]; /* why the run could not be set up, or "" */
 	int spawn_rc;
 	enum iso_outcome outcome;
 	int code;
-	int injected;	   /* bytes readable on either side of the pty after it */
-	int control_rc;	   /* the caller's own TIOCSTI: 0 or errno */
-	int control_seen;  /* ... and whether that byte could be read back */
-	int winched;	   /* SIGWINCHes the caller's session received */
-	int rows, echo;	   /* the terminal's size and ECHO after the guest */
+	int injected; /* bytes readable on either side of the pty after it */
+	int control_rc; /* the caller's own TIOCSTI: 0 or errno */
+	int control_seen; /* ... and whether that byte could be read back */
+	int winched; /* SIGWINCHes the caller's session received */
+	int rows, echo; /* the terminal's size and ECHO after the guest */
 	char out[1024];
 };
 
@@ -243,9 +241,8 @@ static int terminal_child(const char *command, struct tty_run *tr)
 	 * caller started from an interactive shell has. */
 	if (setsid() < 0)
 		return tty_fail(tr, "setsid");
-	if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 ||
-	    grantpt(master) < 0 || unlockpt(master) < 0 ||
-	    ptsname_r(master, slave_name, sizeof(slave_name)) != 0)
+	if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || grantpt(master) < 0 ||
+	    unlockpt(master) < 0 || ptsname_r(master, slave_name, sizeof(slave_name)) != 0)
 		return tty_fail(tr, "pty");
 	/* Opened without O_NOCTTY by a session leader: our terminal now. */
 	if ((slave = open(slave_name, O_RDWR | O_CLOEXEC)) < 0)
@@ -270,8 +267,7 @@ static int terminal_child(const char *command, struct tty_run *tr)
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return tty_fail(tr, "pipe");
 	if (iso_open(&c) < 0 || iso_spec_new(&spec) < 0 ||
-	    iso_spec_set_program(spec, T_PROBE) < 0 ||
-	    iso_spec_set_argv(spec, argv) < 0 ||
+	    iso_spec_set_program(spec, T_PROBE) < 0 || iso_spec_set_argv(spec, argv) < 0 ||
 	    iso_spec_set_stdio(spec, slave, out[1], out[1]) < 0) {
 		snprintf(tr->failed, sizeof(tr->failed), "library: %s", iso_last_error());
 		return -1;
@@ -418,7 +414,8 @@ START_TEST(live_guest_cannot_read_the_callers_session_keyring)
 	ck_assert_msg(key > 0, "add_key: %s", strerror(errno));
 	snprintf(id, sizeof(id), "%ld", key);
 	run_once(argv, NULL, NULL, &r);
-	ck_assert_msg(!strstr(r.out, "caller-secret"), "the guest read the caller's key: %s", r.out);
+	ck_assert_msg(!strstr(r.out, "caller-secret"), "the guest read the caller's key: %s",
+		      r.out);
 	assert_refused(&r, "reading a key of the caller's session keyring");
 }
 END_TEST
@@ -434,11 +431,10 @@ START_TEST(live_guest_cannot_inject_into_callers_terminal)
 	for (size_t i = 0; i < sizeof(attacks) / sizeof(*attacks); i++) {
 		run_on_caller_terminal(attacks[i], &tr);
 		ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 1,
-			      "%s not refused (outcome %d code %d): %s", attacks[i],
-			      tr.outcome, tr.code, tr.out);
+			      "%s not refused (outcome %d code %d): %s", attacks[i], tr.outcome,
+			      tr.code, tr.out);
 		ck_assert_msg(has_line(tr.out, "refused: "), "%s: %s", attacks[i], tr.out);
-		ck_assert_msg(tr.injected == 0, "%s: %d bytes injected", attacks[i],
-			      tr.injected);
+		ck_assert_msg(tr.injected == 0, "%s: %d bytes injected", attacks[i], tr.injected);
 		/* Not vacuous: the terminal's own session can inject, and
 		 * we see it (EIO: legacy TIOCSTI is off for everyone). */
 		if (tr.control_rc == 0)
@@ -459,10 +455,11 @@ START_TEST(live_guest_cannot_signal_caller_through_its_terminal)
 
 	become(T_CALLER);
 	run_on_caller_terminal("tty-ioctls", &tr);
-	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0,
-		      "outcome %d code %d: %s", tr.outcome, tr.code, tr.out);
+	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0, "outcome %d code %d: %s",
+		      tr.outcome, tr.code, tr.out);
 	ck_assert_msg(has_line(tr.out, "winsize: EPERM") && has_line(tr.out, "setd: EPERM") &&
-			      has_line(tr.out, "excl: EPERM"), "%s", tr.out);
+			  has_line(tr.out, "excl: EPERM"),
+		      "%s", tr.out);
 	ck_assert_int_eq(tr.winched, 0);
 	ck_assert_int_eq(tr.rows, 0);
 	ck_assert_msg(has_line(tr.out, "termios: set") && tr.echo == 0, "%s", tr.out);
@@ -477,10 +474,10 @@ START_TEST(live_guest_runs_in_own_session_without_terminal)
 
 	become(T_CALLER);
 	run_on_caller_terminal("session", &tr);
-	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0,
-		      "outcome %d code %d: %s", tr.outcome, tr.code, tr.out);
-	ck_assert_msg(sscanf(tr.out, "sid=%d pgid=%d pid=%*d tty=%31s", &sid,
-			     &pgid, tty) == 3, "probe said: %s", tr.out);
+	ck_assert_msg(tr.outcome == ISO_OUTCOME_EXITED && tr.code == 0, "outcome %d code %d: %s",
+		      tr.outcome, tr.code, tr.out);
+	ck_assert_msg(sscanf(tr.out, "sid=%d pgid=%d pid=%*d tty=%31s", &sid, &pgid, tty) == 3,
+		      "probe said: %s", tr.out);
 	/* getsid() and getpgrp() in the guest's PID namespace give 0 for a
 	 * session or group whose leader is outside it, such as the
 	 * caller's: positive ids are the guest's own. */
@@ -526,8 +523,10 @@ START_TEST(live_int80_ptrace_is_refused)
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_msg(!has_line(r.out, "traced"), "int 0x80 ptrace succeeded: %s", r.out);
 	if (int80_missing && r.outcome == ISO_OUTCOME_SIGNALED) {
-		ck_assert_msg(r.code == SIGSEGV, "int 0x80: signal %d, expected "
-			      "SIGSEGV (%s)", r.code, int80_missing);
+		ck_assert_msg(r.code == SIGSEGV,
+			      "int 0x80: signal %d, expected "
+			      "SIGSEGV (%s)",
+			      r.code, int80_missing);
 		return;
 	}
 	assert_refused(&r, "int 0x80 ptrace");
@@ -764,7 +763,8 @@ START_TEST(live_guest_leaves_no_setid_file_in_a_write_grant)
 	snprintf(script, sizeof(script),
 		 "cd %s && cp /bin/true t && chmod 6755 t; chmod g+s t; chmod u+s t; "
 		 "install -m 4755 /bin/true u; cp -p /bin/su v 2>/dev/null || "
-		 "{ cp /bin/true v && chmod 2755 v; }; ls -l", dir);
+		 "{ cp /bin/true v && chmod 2755 v; }; ls -l",
+		 dir);
 	ck_assert_int_eq(pipe(p), 0);
 	as_caller(T_CALLER, argv, grant_write, dir, 0, p[1]);
 	ck_assert_int_eq(read(p[0], &uid, sizeof(uid)), sizeof(uid));
@@ -831,8 +831,8 @@ START_TEST(live_program_is_not_opened_through_a_proc_magic_link)
 	run_once(argv, NULL, NULL, &r);
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_ptr_null(strstr(r.out, "victim-script-ran"));
-	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == ELOOP,
-		      "outcome %d code %d: %s", r.outcome, r.code, r.out);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == ELOOP, "outcome %d code %d: %s",
+		      r.outcome, r.code, r.out);
 }
 END_TEST
 
@@ -985,14 +985,16 @@ START_TEST(live_network_none_sends_no_datagram_to_host_loopback)
 	become(T_CALLER);
 	p.fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_msg(p.fd >= 0 && bind(p.fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
-			      getsockname(p.fd, (struct sockaddr *)&addr, &len) == 0,
+			  getsockname(p.fd, (struct sockaddr *)&addr, &len) == 0,
 		      "a UDP socket on loopback: %s", strerror(errno));
 	snprintf(port, sizeof(port), "%u", ntohs(addr.sin_port));
 	c = open_conn();
 	run_guest(c, argv, NULL, ask_network, &none, &r);
 	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED, "outcome %d: %s", r.outcome, r.out);
-	ck_assert_msg(poll(&p, 1, 200) == 0, "a guest of network none reached the host's "
-		      "loopback: %zd bytes", recv(p.fd, got, sizeof(got), MSG_DONTWAIT));
+	ck_assert_msg(poll(&p, 1, 200) == 0,
+		      "a guest of network none reached the host's "
+		      "loopback: %zd bytes",
+		      recv(p.fd, got, sizeof(got), MSG_DONTWAIT));
 	/* The socket is real: with the host network the datagram comes. */
 	run_guest(c, argv, NULL, ask_network, &host, &r);
 	assert_allowed(&r, "send-udp with network host");
@@ -1088,32 +1090,33 @@ static int run_python(const char *test, const char *script, spec_hook hook, void
  * more. */
 START_TEST(live_sysv_shared_memory_stays_within_the_shm_limit)
 {
-	static const char script[] =
-		"import ctypes\n"
-		"c = ctypes.CDLL(None, use_errno=True)\n"
-		"c.shmat.restype = ctypes.c_void_p\n"
-		"held = 0\n"
-		"for i in range(16):\n"
-		"    id = c.shmget(0, 256 << 10, 0o1600)\n"
-		"    if id < 0: break\n"
-		"    a = c.shmat(id, None, 0)\n"
-		"    if a is None or a == ctypes.c_void_p(-1).value: break\n"
-		"    ctypes.memset(a, 1, 256 << 10)\n"
-		"    c.shmdt(ctypes.c_void_p(a)); held += 256 << 10\n"
-		"print('held', held)\n";
+	static const char script[] = "import ctypes\n"
+				     "c = ctypes.CDLL(None, use_errno=True)\n"
+				     "c.shmat.restype = ctypes.c_void_p\n"
+				     "held = 0\n"
+				     "for i in range(16):\n"
+				     "    id = c.shmget(0, 256 << 10, 0o1600)\n"
+				     "    if id < 0: break\n"
+				     "    a = c.shmat(id, None, 0)\n"
+				     "    if a is None or a == ctypes.c_void_p(-1).value: break\n"
+				     "    ctypes.memset(a, 1, 256 << 10)\n"
+				     "    c.shmdt(ctypes.c_void_p(a)); held += 256 << 10\n"
+				     "print('held', held)\n";
 	struct limit_ask shm = { ISO_LIMIT_SHM, 1ull << 20 };
 	unsigned long long held = 0;
 	const char *at;
 	struct run r;
 
-	if (!run_python("live_sysv_shared_memory_stays_within_the_shm_limit", script,
-			ask_limit, &shm, &r))
+	if (!run_python("live_sysv_shared_memory_stays_within_the_shm_limit", script, ask_limit,
+			&shm, &r))
 		return;
 	assert_allowed(&r, "SysV shared memory");
 	at = strstr(r.out, "held ");
 	ck_assert_msg(at && sscanf(at, "held %llu", &held) == 1, "%s", r.out);
-	ck_assert_msg(held >= 256 << 10 && held <= 1 << 20, "the guest held %llu bytes of "
-		      "SysV shared memory under shm=1MiB", held);
+	ck_assert_msg(held >= 256 << 10 && held <= 1 << 20,
+		      "the guest held %llu bytes of "
+		      "SysV shared memory under shm=1MiB",
+		      held);
 }
 END_TEST
 
@@ -1169,14 +1172,17 @@ START_TEST(live_guest_does_not_inherit_the_callers_scheduling_privileges)
 	if (!limits || !oom)
 		check_skip("live_guest_does_not_inherit_the_callers_scheduling_privileges",
 			   "root cannot raise RLIMIT_RTPRIO and RLIMIT_NICE%s here "
-			   "(no CAP_SYS_RESOURCE)", oom ? "" : " or lower its oom_score_adj");
+			   "(no CAP_SYS_RESOURCE)",
+			   oom ? "" : " or lower its oom_score_adj");
 	if (!rt && !oom)
 		return;
 	become(T_CALLER);
 	run_once(argv, NULL, NULL, &r);
 	assert_allowed(&r, "sched");
-	ck_assert_msg(sscanf(r.out, "policy=%d nice=%d ioclass=%d oom=%15s fifo=%15s lower-nice=%15s",
-			     &policy, &nice, &io, adj, fifo, lower) == 6, "%s", r.out);
+	ck_assert_msg(sscanf(r.out,
+			     "policy=%d nice=%d ioclass=%d oom=%15s fifo=%15s lower-nice=%15s",
+			     &policy, &nice, &io, adj, fifo, lower) == 6,
+		      "%s", r.out);
 	if (rt) {
 		ck_assert_msg(policy == SCHED_OTHER && nice == 0 && io != 1, "%s", r.out);
 		ck_assert_msg(strcmp(fifo, "EPERM") == 0 && strcmp(lower, "EACCES") == 0, "%s",
@@ -1194,20 +1200,20 @@ END_TEST
 START_TEST(live_sysv_semaphores_and_message_queues_stay_bounded)
 {
 	static const char script[] =
-		"import ctypes\n"
-		"c = ctypes.CDLL(None, use_errno=True)\n"
-		"print('big', c.semget(0, 32000, 0o1600) >= 0)\n"
-		"sets = 0\n"
-		"while sets < 1000 and c.semget(0, 250, 0o1600) >= 0: sets += 1\n"
-		"queues = 0\n"
-		"while queues < 1000 and c.msgget(0, 0o1600) >= 0: queues += 1\n"
-		"print('sets', sets, 'queues', queues)\n";
+	    "import ctypes\n"
+	    "c = ctypes.CDLL(None, use_errno=True)\n"
+	    "print('big', c.semget(0, 32000, 0o1600) >= 0)\n"
+	    "sets = 0\n"
+	    "while sets < 1000 and c.semget(0, 250, 0o1600) >= 0: sets += 1\n"
+	    "queues = 0\n"
+	    "while queues < 1000 and c.msgget(0, 0o1600) >= 0: queues += 1\n"
+	    "print('sets', sets, 'queues', queues)\n";
 	int sets = -1, queues = -1;
 	const char *at;
 	struct run r;
 
-	if (!run_python("live_sysv_semaphores_and_message_queues_stay_bounded", script, NULL,
-			NULL, &r))
+	if (!run_python("live_sysv_semaphores_and_message_queues_stay_bounded", script, NULL, NULL,
+			&r))
 		return;
 	assert_allowed(&r, "SysV semaphores and message queues");
 	ck_assert_msg(has_line(r.out, "big False"), "a set of 32,000 semaphores: %s", r.out);
@@ -1231,8 +1237,8 @@ START_TEST(live_cpu_loop_is_stopped_by_cpu_limit)
 	c = open_conn();
 	g = start_guest(c, argv, ask_limit, &cpu, NULL);
 	ck_assert_int_eq(iso_wait(g, -1), 0);
-	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_LIMIT,
-		      "outcome %d code %d", iso_guest_outcome(g), iso_guest_code(g));
+	ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_LIMIT, "outcome %d code %d",
+		      iso_guest_outcome(g), iso_guest_code(g));
 	ck_assert_int_eq(iso_guest_limit(g), ISO_LIMIT_CPU);
 	/* The soft limit's SIGXCPU ends a spinning guest (the hard limit's
 	 * SIGKILL is a second later); exit code 128 + it (isospawn(1)). */
@@ -1287,7 +1293,7 @@ START_TEST(live_timeout_kills_guest_and_its_descendants)
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_TIMED_OUT);
 	iso_guest_usage(g, &wall_us, NULL, NULL, NULL);
 	ck_assert_msg(wall_us >= family_timeout * 1000 &&
-		      wall_us < (family_timeout + SLACK_MS) * 1000,
+			  wall_us < (family_timeout + SLACK_MS) * 1000,
 		      "a %llu ms timeout: the helper measured %llu us",
 		      (unsigned long long)family_timeout, (unsigned long long)wall_us);
 	ck_assert_int_eq(processes_of(&uid, 1), 0);
@@ -1333,9 +1339,12 @@ END_TEST
  * small one bounds /tmp and /dev/shm. */
 START_TEST(live_zero_limit_is_refused_and_a_small_tmp_is_bounded)
 {
-	const char *fill[] = { "/bin/sh", "-c",
-			       "for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/big bs=64k count=64 "
-			       "2>/dev/null; wc -c < $d/big; done", NULL };
+	const char *fill[] = {
+		"/bin/sh", "-c",
+		"for d in /tmp /dev/shm; do dd if=/dev/zero of=$d/big bs=64k count=64 "
+		"2>/dev/null; wc -c < $d/big; done",
+		NULL
+	};
 	struct limit_ask ask = { ISO_LIMIT_SCRATCH, 0 };
 	struct run r;
 	iso_conn *c;
@@ -1392,8 +1401,7 @@ static void make_targets(void)
 	}
 	listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    listen(listener, 8) < 0 ||
-	    getsockname(listener, (struct sockaddr *)&addr, &len) < 0) {
+	    listen(listener, 8) < 0 || getsockname(listener, (struct sockaddr *)&addr, &len) < 0) {
 		perror("listener");
 		exit(99);
 	}
@@ -1438,7 +1446,8 @@ static Suite *confine_suite(void)
 	tcase_add_test(files, live_guest_tmp_is_its_own_and_ends_with_it);
 	tcase_add_test(files, live_deep_tree_in_tmp_is_gone_and_next_spawns_succeed);
 	tcase_add_test(files, live_next_guest_of_a_uid_inherits_no_xattr_or_timestamp);
-	tcase_add_test(files, live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
+	tcase_add_test(files,
+		       live_file_left_in_a_write_grant_is_not_readable_by_another_callers_guest);
 	tcase_add_test(files, live_guest_leaves_no_setid_file_in_a_write_grant);
 	tcase_add_test(files, live_program_is_not_opened_through_a_proc_magic_link);
 	tcase_add_test(net, live_network_none_cannot_reach_host_loopback);

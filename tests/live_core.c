@@ -154,8 +154,8 @@ START_TEST(live_guest_runs_under_a_pool_uid_not_the_callers)
 	run_guest(c, argv, NULL, NULL, NULL, &r);
 	iso_close(c);
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
-	ck_assert_msg(sscanf(r.out, "uid=%u,%u,%u gid=%u,%u,%u groups=%u nnp=%u",
-			     &ruid, &euid, &suid, &rgid, &egid, &sgid, &ngroups, &nnp) == 8,
+	ck_assert_msg(sscanf(r.out, "uid=%u,%u,%u gid=%u,%u,%u groups=%u nnp=%u", &ruid, &euid,
+			     &suid, &rgid, &egid, &sgid, &ngroups, &nnp) == 8,
 		      "probe said: %s", r.out);
 	ck_assert_uint_ge(ruid, T_POOL_FIRST);
 	ck_assert_uint_le(ruid, T_POOL_LAST);
@@ -209,8 +209,7 @@ START_TEST(live_library_keeps_its_descriptors_above_stdio)
 	ck_assert_int_eq(iso_spec_set_argv(spec, argv), 0);
 	ck_assert_int_eq(iso_spec_set_channel(spec, 1), 0);
 	ck_assert_msg(iso_spawn(conn, spec, &g) == 0, "spawn: %s", iso_last_error());
-	ck_assert_msg(iso_channel_fd(g) > STDERR_FILENO, "channel is fd %d",
-		      iso_channel_fd(g));
+	ck_assert_msg(iso_channel_fd(g) > STDERR_FILENO, "channel is fd %d", iso_channel_fd(g));
 	ck_assert_int_eq(iso_wait(g, -1), 0);
 	ck_assert_int_eq(iso_guest_outcome(g), ISO_OUTCOME_EXITED);
 	ck_assert_int_eq(iso_guest_code(g), 0);
@@ -243,13 +242,12 @@ END_TEST
 #define SO_PASSPIDFD 76 /* Linux 6.5 */
 #endif
 
-#define RAW_CLOSE_STDIO 1   /* start the helper with fds 0-2 closed */
-#define RAW_PASS_OPTIONS 2  /* with SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD set */
+#define RAW_CLOSE_STDIO 1 /* start the helper with fds 0-2 closed */
+#define RAW_PASS_OPTIONS 2 /* with SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD set */
 
 /* Start the helper by hand: fd 3 = our socket end, chosen argv and envp.
  * Returns the pid; *sock is our end. */
-static pid_t start_helper_raw(char *const argv[], char *const envp[],
-			      int flags, int *sock)
+static pid_t start_helper_raw(char *const argv[], char *const envp[], int flags, int *sock)
 {
 	static const int pass[] = { SO_PASSCRED, SO_PASSSEC, SO_PASSPIDFD };
 	posix_spawn_file_actions_t fa;
@@ -261,7 +259,8 @@ static pid_t start_helper_raw(char *const argv[], char *const envp[],
 	/* On the helper's end: what it receives would carry them. */
 	for (size_t i = 0; (flags & RAW_PASS_OPTIONS) && i < sizeof(pass) / sizeof(*pass); i++)
 		ck_assert_msg(setsockopt(sv[1], SOL_SOCKET, pass[i], &on, sizeof(on)) == 0 ||
-			      errno == ENOPROTOOPT, "option %d: %s", pass[i], strerror(errno));
+				  errno == ENOPROTOOPT,
+			      "option %d: %s", pass[i], strerror(errno));
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
 	if (close_stdio)
@@ -285,8 +284,8 @@ static void read_msg(int sock, struct iso_wire_msg *m, uint8_t *buf)
 
 /* Send SPAWN of `probe COMMAND` (ARG may be NULL) on a raw connection,
  * which may wait wait_ms for a slot. */
-static void send_probe_spawn_waiting(int sock, uint32_t id, const char *command,
-				     const char *arg, uint64_t timeout_ms, uint64_t wait_ms)
+static void send_probe_spawn_waiting(int sock, uint32_t id, const char *command, const char *arg,
+				     uint64_t timeout_ms, uint64_t wait_ms)
 {
 	static uint8_t out[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
@@ -307,8 +306,8 @@ static void send_probe_spawn_waiting(int sock, uint32_t id, const char *command,
 	ck_assert_int_eq(send(sock, out, (size_t)len, 0), len);
 }
 
-static void send_probe_spawn(int sock, uint32_t id, const char *command,
-			     const char *arg, uint64_t timeout_ms)
+static void send_probe_spawn(int sock, uint32_t id, const char *command, const char *arg,
+			     uint64_t timeout_ms)
 {
 	send_probe_spawn_waiting(sock, id, command, arg, timeout_ms, 0);
 }
@@ -551,9 +550,10 @@ START_TEST(live_replies_a_caller_does_not_read_stay_bounded)
 	rss = rss_kib(helper);
 	close(sock);
 	ck_assert_int_eq(waitpid(helper, &status, 0), helper);
-	ck_assert_msg(rss < HELPER_RSS_MAX_KIB, "the helper holds %ld KiB after %d LISTs of "
-		      "%d guests not read (at most %d KiB)", rss, UNREAD_LISTS, LONG_GUESTS,
-		      HELPER_RSS_MAX_KIB);
+	ck_assert_msg(rss < HELPER_RSS_MAX_KIB,
+		      "the helper holds %ld KiB after %d LISTs of "
+		      "%d guests not read (at most %d KiB)",
+		      rss, UNREAD_LISTS, LONG_GUESTS, HELPER_RSS_MAX_KIB);
 }
 END_TEST
 
@@ -578,9 +578,10 @@ END_TEST
 START_TEST(live_helper_ignores_hostile_environment)
 {
 	char *argv[] = { "isospawn-helper", NULL };
-	char *envp[] = { "LD_PRELOAD=" T_ROOT "/lib/evil.so",
-			 "GCONV_PATH=" T_ROOT "/lib", "MALLOC_CHECK_=3",
-			 "LD_LIBRARY_PATH=" T_ROOT "/lib", "MY_SECRET_TOKEN=hunter2", NULL };
+	char *envp[] = {
+		"LD_PRELOAD=" T_ROOT "/lib/evil.so", "GCONV_PATH=" T_ROOT "/lib", "MALLOC_CHECK_=3",
+		"LD_LIBRARY_PATH=" T_ROOT "/lib",    "MY_SECRET_TOKEN=hunter2",   NULL
+	};
 	static uint8_t buf[ISO_WIRE_MAX];
 	static struct iso_wire_msg m;
 	int sock, status;
@@ -671,8 +672,8 @@ START_TEST(live_helper_refuses_reserved_id_and_overlong_timeout)
 		}
 		ck_assert_int_eq(m.type, ISO_MSG_REFUSED);
 		ck_assert_int_eq(m.u.refused.err, EINVAL);
-		ck_assert_msg(strstr(m.u.refused.message, round == 0 ? "id 0" : "366 days"),
-			      "%s", m.u.refused.message);
+		ck_assert_msg(strstr(m.u.refused.message, round == 0 ? "id 0" : "366 days"), "%s",
+			      m.u.refused.message);
 	}
 	close(sock);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -743,8 +744,8 @@ END_TEST
 static void expect_msg(int sock, struct iso_wire_msg *m, uint8_t *buf, int type, uint32_t id)
 {
 	read_msg(sock, m, buf);
-	ck_assert_msg(m->type == type && m->id == id, "type %d for %u, not %d for %u%s%s",
-		      m->type, m->id, type, id, m->type == ISO_MSG_REFUSED ? ": " : "",
+	ck_assert_msg(m->type == type && m->id == id, "type %d for %u, not %d for %u%s%s", m->type,
+		      m->id, type, id, m->type == ISO_MSG_REFUSED ? ": " : "",
 		      m->type == ISO_MSG_REFUSED ? m->u.refused.message : "");
 }
 
@@ -867,8 +868,8 @@ END_TEST
 
 START_TEST(live_cli_env_reaches_guest_and_secret_does_not)
 {
-	const char *args[] = { "--env", "FOO=from-cli", "--env", "LANG=C.UTF-8", "--",
-			       T_PROBE, "env", NULL };
+	const char *args[] = { "--env", "FOO=from-cli", "--env", "LANG=C.UTF-8",
+			       "--",    T_PROBE,        "env",   NULL };
 	const char *env[] = { "MY_SECRET_TOKEN=hunter2-supersecret", "LANG=de_DE.UTF-8", NULL };
 	struct run r;
 
@@ -991,7 +992,8 @@ START_TEST(live_decisions_are_logged_without_values)
 	char log[16384];
 
 	collect_log(log_values_client, "caller=4000001 ", log, sizeof(log));
-	ck_assert_msg(strstr(log, "isospawn-helper") && strstr(log, "connect caller=4000001 "), "%s", log);
+	ck_assert_msg(strstr(log, "isospawn-helper") && strstr(log, "connect caller=4000001 "),
+		      "%s", log);
 	ck_assert_msg(strstr(log, "spawn id=") && strstr(log, "overrides=FOO "), "%s", log);
 	ck_assert_msg(strstr(log, "exit id=") && strstr(log, "outcome=exited"), "%s", log);
 	ck_assert_msg(strstr(log, "refuse id=") && strstr(log, "LD_PRELOAD"), "%s", log);
@@ -1056,15 +1058,14 @@ START_TEST(live_start_failed_reason_reaches_the_caller_escaped_by_the_cli)
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_int_eq(r.outcome, ISO_OUTCOME_FAILED);
 	ck_assert_int_eq(r.code, ENOENT);
-	ck_assert_msg(strstr(r.reason, ODD_PATH ": No such file or directory"), "%s",
-		      r.reason);
+	ck_assert_msg(strstr(r.reason, ODD_PATH ": No such file or directory"), "%s", r.reason);
 
 	run_cli(cli, NULL, &r);
 	ck_assert_int_eq(r.exit_code, 125);
 	ck_assert_msg(strncmp(r.err, head, strlen(head)) == 0 &&
-		      strstr(r.err, T_SHARED "/no-such\\x9b\\x22x: No such file or "
-				    "directory (ENOENT)\n") &&
-		      strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+			  strstr(r.err, T_SHARED "/no-such\\x9b\\x22x: No such file or "
+						 "directory (ENOENT)\n") &&
+			  strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
 		      "stderr: %s", r.err);
 	ck_assert_ptr_null(strchr(r.err, 0x9b));
 }
@@ -1092,7 +1093,8 @@ START_TEST(live_cli_timeout_none_only_where_the_rule_sets_no_ceiling)
 		become(T_CALLER);
 		for (size_t i = 0; i < 2; i++) {
 			run_cli(ways[i], NULL, &r);
-			refused += r.exit_code == 125 && strstr(r.err, "no timeout is not allowed by ") &&
+			refused += r.exit_code == 125 &&
+				   strstr(r.err, "no timeout is not allowed by ") &&
 				   strstr(r.err, " (timeout): its timeout is at most ");
 		}
 		_exit(refused == 2 ? 0 : 1);

@@ -48,8 +48,8 @@ static void fresh_base(void)
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("tmpfs", "/var/lib", "tmpfs", MS_NOSUID, "mode=0755") < 0)
 		ck_abort_msg("a private /var/lib: %s", strerror(errno));
-	if (mkdir(BASE, 0755) < 0 || mkdir(BASE "/a", 0755) < 0 ||
-	    chmod(BASE, 0755) < 0 || chmod(BASE "/a", 0755) < 0)
+	if (mkdir(BASE, 0755) < 0 || mkdir(BASE "/a", 0755) < 0 || chmod(BASE, 0755) < 0 ||
+	    chmod(BASE "/a", 0755) < 0)
 		ck_abort_msg("cannot make " BASE);
 }
 
@@ -79,13 +79,13 @@ static int child_status(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-#define FAIL_IF(cond, ...)                                                 \
-	do {                                                               \
-		if (cond) {                                                \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			_exit(1);                                          \
-		}                                                          \
+#define FAIL_IF(cond, ...)                            \
+	do {                                          \
+		if (cond) {                           \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr);          \
+			_exit(1);                     \
+		}                                     \
 	} while (0)
 
 static void identify(void)
@@ -157,7 +157,7 @@ static void expect_dir(const char *path, mode_t mode)
 
 	FAIL_IF(lstat(path, &st) < 0, "%s: %s", path, strerror(errno));
 	FAIL_IF(!S_ISDIR(st.st_mode) || st.st_uid != 0 || st.st_gid != 0 ||
-		(st.st_mode & 07777) != mode,
+		    (st.st_mode & 07777) != mode,
 		"%s: mode %04o %u:%u, want %04o 0:0", path, (unsigned)(st.st_mode & 07777),
 		(unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)mode);
 }
@@ -238,8 +238,8 @@ START_TEST(drop_with_capabilities_left_is_refused)
 
 		FAIL_IF(prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0, "PR_SET_KEEPCAPS");
 		rc = creds_drop(GUEST_UID, why, sizeof(why));
-		FAIL_IF(rc != -EPERM || !strstr(why, "capabilities"),
-			"creds_drop returned %d: %s", rc, why);
+		FAIL_IF(rc != -EPERM || !strstr(why, "capabilities"), "creds_drop returned %d: %s",
+			rc, why);
 		_exit(0);
 	}
 	ck_assert_int_eq(child_status(pid), 0);
@@ -307,8 +307,8 @@ static int take_given(const struct iso_rule *rule, uid_t caller, struct iso_leas
 	return lease_acquire(rule, caller, lease, given, why, n);
 }
 
-static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease,
-		      char *why, size_t n)
+static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_lease *lease, char *why,
+		      size_t n)
 {
 	return take_given(rule, caller, lease, NULL, why, n);
 }
@@ -319,8 +319,7 @@ static int take_lease(const struct iso_rule *rule, uid_t caller, struct iso_leas
  * set-user-ID file a guest left may have let anyone start one since. */
 START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
-				 .guests_max = 1 };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID, .guests_max = 1 };
 	struct iso_lease lease;
 	char why[256] = "";
 	pid_t stray, holder;
@@ -334,7 +333,7 @@ START_TEST(lease_sweeps_every_uid_taken_from_the_pool)
 	stray = stray_of(GUEST_UID, CALLER_UID);
 	ck_assert_msg(take_lease(&rule, 0, &lease, why, sizeof(why)) == 0, "lease: %s", why);
 	ck_assert_msg(was_swept(stray), "a lease given back in order was not swept again "
-		      "(a set-user-ID process of the uid survived)");
+					"(a set-user-ID process of the uid survived)");
 	lease_release(&lease, NULL);
 	/* The holder dies: its locks go, lease_release() never runs. */
 	holder = fork();
@@ -355,8 +354,7 @@ END_TEST
  * of one uid: every take is of it.) */
 START_TEST(lease_given_back_comes_back_unswept_only_untouched)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
-				 .guests_max = 1 };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID, .guests_max = 1 };
 	struct iso_given_uids mine = { .mark = 0x1111 }, other = { .mark = 0x2222 };
 	struct iso_lease lease;
 	char why[256] = "";
@@ -415,7 +413,8 @@ static void second_lease_waits_for_the_first(const struct iso_rule *rule, const 
  * free uid, and taken once the first is given back. */
 START_TEST(lease_holds_one_of_the_callers_slots)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID + 1,
+	struct iso_rule rule = { .pool_first = GUEST_UID,
+				 .pool_last = GUEST_UID + 1,
 				 .guests_max = 1 };
 
 	second_lease_waits_for_the_first(&rule, "'guests'");
@@ -426,8 +425,7 @@ END_TEST
  * socket mode the helper's real uid is root's, not the caller's). */
 START_TEST(lease_never_takes_the_callers_uid)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
-				 .guests_max = 1 };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID, .guests_max = 1 };
 	struct iso_lease lease;
 	char why[256] = "";
 
@@ -445,8 +443,7 @@ END_TEST
  * guest's processes. */
 START_TEST(lease_never_takes_a_uid_another_lease_holds)
 {
-	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID,
-				 .guests_max = 2 };
+	struct iso_rule rule = { .pool_first = GUEST_UID, .pool_last = GUEST_UID, .guests_max = 2 };
 
 	second_lease_waits_for_the_first(&rule, "is in use");
 }

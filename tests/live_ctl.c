@@ -45,7 +45,7 @@
 #define CTL_TOOL CTL "/isospawnctl"
 #define CTL_POLICY CTL "/isospawn.conf"
 #define CTL_DROPINS CTL "/isospawn.d"
-#define CTL_OTHER 4000040u	  /* the second caller of policy-ctl.conf.in */
+#define CTL_OTHER 4000040u /* the second caller of policy-ctl.conf.in */
 #define CTL_DROPIN_CALLER 4000041u /* admitted only by a drop-in */
 
 /* "FIRST-LAST" of a pool of the ctl policy or of a drop-in, offset like
@@ -122,8 +122,8 @@ static void run(const char *const *argv, const char *const *envp, struct out *o)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	ck_assert_int_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv,
-				     (char *const *)envp), 0);
+	ck_assert_int_eq(
+	    posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, (char *const *)envp), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	close(out[1]);
 	close(err[1]);
@@ -215,7 +215,8 @@ static void install_policy(void)
 		char *at, copy[1024];
 		unsigned first, last;
 
-		while ((at = strstr(line, "@ROOT@")) != NULL || (at = strstr(line, "@CTL@")) != NULL) {
+		while ((at = strstr(line, "@ROOT@")) != NULL ||
+		       (at = strstr(line, "@CTL@")) != NULL) {
 			int root = at[1] == 'R';
 
 			snprintf(copy, sizeof(copy), "%.*s%s%s", (int)(at - line), line,
@@ -228,7 +229,8 @@ static void install_policy(void)
 			fputs(line, out);
 	}
 	fclose(in);
-	if (fchmod(fileno(out), 0644) < 0 || fclose(out) != 0 || rename(CTL_POLICY ".tmp", CTL_POLICY) < 0)
+	if (fchmod(fileno(out), 0644) < 0 || fclose(out) != 0 ||
+	    rename(CTL_POLICY ".tmp", CTL_POLICY) < 0)
 		setup_failed(CTL_POLICY);
 }
 
@@ -258,29 +260,32 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	/* Every value, guests included, in the policy's own words. */
-	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":7: user:#65534: pool %s (50 uids), guests 64, "
-					"programs any, overrides any, allow-unsafe none, forward "
-					"PYTHONPATH PYTHONHOME LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE "
-					"PYTHONIOENCODING PYTHONUTF8 TMPDIR, network none, limits "
-					"cpu=3600 as=8G nofile=1024 nproc=64 fsize=4G stack=8M "
-					"scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
-					"timeout 120 s (default 60 s), seccomp "
-					"default errno, seccomp-deny none, landlock required (ABI 1 "
-					"or later), read none, write none, grants read, cgroup "
-					"optional\n",
-					pool(1900102000, 1900102049))),
-		      "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out,
+		   fmt(CTL_POLICY ":7: user:#65534: pool %s (50 uids), guests 64, "
+				  "programs any, overrides any, allow-unsafe none, forward "
+				  "PYTHONPATH PYTHONHOME LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE "
+				  "PYTHONIOENCODING PYTHONUTF8 TMPDIR, network none, limits "
+				  "cpu=3600 as=8G nofile=1024 nproc=64 fsize=4G stack=8M "
+				  "scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
+				  "timeout 120 s (default 60 s), seccomp "
+				  "default errno, seccomp-deny none, landlock required (ABI 1 "
+				  "or later), read none, write none, grants read, cgroup "
+				  "optional\n",
+		       pool(1900102000, 1900102049))),
+	    "%s", o.out);
 	/* A rule that says nothing of network or timeout: the safe defaults. */
-	ck_assert_msg(strstr(o.out, fmt(CTL_POLICY ":17: user:#4000040: pool %s (50 uids), "
-					"guests 64, programs " T_PROBE ", overrides FOO, "
-					"allow-unsafe none, forward PYTHONPATH PYTHONHOME "
-					"LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE PYTHONIOENCODING "
-					"PYTHONUTF8 TMPDIR, network none, limits cpu=3600 "
-					"as=8G nofile=1024 nproc=512 fsize=4G stack=8M "
-					"scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
-					"timeout 3600 s (default 600 s), ",
-					pool(1900102050, 1900102099))),
-		      "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out, fmt(CTL_POLICY ":17: user:#4000040: pool %s (50 uids), "
+					 "guests 64, programs " T_PROBE ", overrides FOO, "
+					 "allow-unsafe none, forward PYTHONPATH PYTHONHOME "
+					 "LD_LIBRARY_PATH LANG LC_ALL LC_CTYPE PYTHONIOENCODING "
+					 "PYTHONUTF8 TMPDIR, network none, limits cpu=3600 "
+					 "as=8G nofile=1024 nproc=512 fsize=4G stack=8M "
+					 "scratch=256M shm=64M memory=8G pids=512 cpus=unlimited, "
+					 "timeout 3600 s (default 600 s), ",
+			      pool(1900102050, 1900102099))),
+	    "%s", o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_ptr_null(strstr(o.err, "not root"));
 
@@ -290,7 +295,8 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_msg(has_line(o.err, "isospawnctl: not root: ownership and modes were not "
-				      "checked"), "%s", o.err);
+				      "checked"),
+		      "%s", o.err);
 }
 END_TEST
 
@@ -301,15 +307,18 @@ START_TEST(live_ctl_dropin_rule_admits_its_caller)
 	struct out o;
 	iso_conn *c;
 
-	write_root_file(CTL_DROPINS "/50-extra.conf",
-			fmt("# a package's rule\nrule user:#4000041 {\n\tpool %s\n\tprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0644);
+	write_root_file(
+	    CTL_DROPINS "/50-extra.conf",
+	    fmt("# a package's rule\nrule user:#4000041 {\n\tpool %s\n\tprograms any\n}\n",
+		pool(1900102100, 1900102109)),
+	    0644);
 	/* Not *.conf: never read, so its error does not count. */
 	write_root_file(CTL_DROPINS "/50-extra.conf.dpkg-old", "rule nonsense\n", 0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.out, fmt(CTL_DROPINS "/50-extra.conf:2: user:#4000041: pool %s",
-					  pool(1900102100, 1900102109))), "%s", o.out);
+					  pool(1900102100, 1900102109))),
+		      "%s", o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 4 rules"), "%s", o.out);
 
 	become_ctl(CTL_DROPIN_CALLER);
@@ -331,18 +340,21 @@ END_TEST
 START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_callers)
 {
 	const char *expected = CTL_DROPINS "/20-bad.conf:4: expected 'host', 'none' or "
-				"'none-only' after 'network', got 'FOOCORP-2027'";
+					   "'none-only' after 'network', got 'FOOCORP-2027'";
 	char line[1024], log[8192];
 	iso_conn *c = NULL;
 	struct out o;
 	int rc, sock;
 
-	write_root_file(CTL_DROPINS "/10-ok.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0644);
-	write_root_file(CTL_DROPINS "/20-bad.conf",
-			fmt("rule user:#4000042 {\npool %s\nprograms any\nnetwork FOOCORP-2027\n}\n",
-			    pool(1900102110, 1900102119)), 0600);
+	write_root_file(
+	    CTL_DROPINS "/10-ok.conf",
+	    fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n", pool(1900102100, 1900102109)),
+	    0644);
+	write_root_file(
+	    CTL_DROPINS "/20-bad.conf",
+	    fmt("rule user:#4000042 {\npool %s\nprograms any\nnetwork FOOCORP-2027\n}\n",
+		pool(1900102110, 1900102119)),
+	    0600);
 	write_root_file(CTL_DROPINS "/30-bad.conf", "rule user:#4000043 {\npool 5\n", 0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_int_eq(o.status, 1);
@@ -360,7 +372,8 @@ START_TEST(live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_cal
 	ck_assert_str_eq(iso_last_error(), POLICY_INVALID);
 	ck_assert_msg(strstr(log, fmt("refuse-connect caller=65534(%s) reason=\"",
 				      getpwuid(T_CALLER)->pw_name)) &&
-		      strstr(log, expected), "log: %s", log);
+			  strstr(log, expected),
+		      "log: %s", log);
 }
 END_TEST
 
@@ -380,15 +393,17 @@ START_TEST(live_ctl_check_reports_a_pool_holding_an_account)
 		;
 	ck_assert_msg(pw != NULL, "no account but root and uid 1 to test with");
 	uid = (unsigned)pw->pw_uid;
-	write_root_file(CTL_DROPINS "/50-account.conf",
-			fmt("rule user:#4000041 {\npool %u-%u\nprograms any\n}\n", uid - 1,
-			    uid + 1), 0644);
+	write_root_file(
+	    CTL_DROPINS "/50-account.conf",
+	    fmt("rule user:#4000041 {\npool %u-%u\nprograms any\n}\n", uid - 1, uid + 1), 0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_int_eq(o.status, 1);
-	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/50-account.conf:2: expected a pool "
+	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS
+					  "/50-account.conf:2: expected a pool "
 					  "without accounts, got '%u-%u': uid %u is the user '%s' "
-					  "(the helper leases it to no guest)", uid - 1, uid + 1,
-					  uid, pw->pw_name)), "%s", o.err);
+					  "(the helper leases it to no guest)",
+					  uid - 1, uid + 1, uid, pw->pw_name)),
+		      "%s", o.err);
 	endpwent();
 	ck_assert_ptr_null(strstr(o.err, "the policy is invalid"));
 	ck_assert_ptr_null(strstr(o.out, "policy OK"));
@@ -417,9 +432,10 @@ static void check_and_helper_refuse(const char *expected)
 
 START_TEST(live_ctl_group_writable_dropin_is_refused)
 {
-	write_root_file(CTL_DROPINS "/30-loose.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0664);
+	write_root_file(
+	    CTL_DROPINS "/30-loose.conf",
+	    fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n", pool(1900102100, 1900102109)),
+	    0664);
 	check_and_helper_refuse(CTL_DROPINS "/30-loose.conf: mode 0664 is writable by its group");
 }
 END_TEST
@@ -436,17 +452,20 @@ END_TEST
  * refused by check, saying why, and by the helper. */
 START_TEST(live_ctl_restricted_programs_without_an_overrides_list_are_refused)
 {
-	const char *expected = CTL_DROPINS "/40-curl.conf:5: expected 'overrides NAME...' or "
-		"'overrides none' in the rule opened at line 1: it restricts 'programs', and with "
-		"'overrides any' a caller could set what makes them run code of its choosing "
-		"(OPENSSL_CONF, LUA_INIT, ...)";
+	const char *expected = CTL_DROPINS
+	    "/40-curl.conf:5: expected 'overrides NAME...' or "
+	    "'overrides none' in the rule opened at line 1: it restricts 'programs', and with "
+	    "'overrides any' a caller could set what makes them run code of its choosing "
+	    "(OPENSSL_CONF, LUA_INIT, ...)";
 	char line[1024];
 	iso_conn *c = NULL;
 	struct out o;
 
-	write_root_file(CTL_DROPINS "/40-curl.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms /usr/bin/curl\noverrides any\n}\n",
-			    pool(1900102100, 1900102109)), 0644);
+	write_root_file(
+	    CTL_DROPINS "/40-curl.conf",
+	    fmt("rule user:#4000041 {\npool %s\nprograms /usr/bin/curl\noverrides any\n}\n",
+		pool(1900102100, 1900102109)),
+	    0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_int_eq(o.status, 1);
 	ck_assert_str_eq(first_line(o.err, line, sizeof(line)), expected);
@@ -462,22 +481,28 @@ END_TEST
 START_TEST(live_ctl_check_warns_about_programs_paths_others_may_change)
 {
 	const char *warning = ": " T_SHARED ": mode 0777 is writable by others: whoever may "
-		"change it picks the code guests run, as under 'programs any'";
+			      "change it picks the code guests run, as under 'programs any'";
 	struct out o;
 
 	unlink(CTL "/tool-link");
 	ck_assert_int_eq(symlink(T_SHARED "/tool", CTL "/tool-link"), 0);
 	write_root_file(CTL_DROPINS "/40-tool.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms " T_PROBE " " CTL "/tool-link "
-			    T_SHARED "/tool\noverrides none\n}\n", pool(1900102100, 1900102109)),
+			fmt("rule user:#4000041 {\npool %s\nprograms " T_PROBE " " CTL
+			    "/tool-link " T_SHARED "/tool\noverrides none\n}\n",
+			    pool(1900102100, 1900102109)),
 			0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	unlink(CTL "/tool-link");
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path "
-					  CTL "/tool-link%s", warning)), "%s", o.err);
-	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path "
-					  T_SHARED "/tool%s", warning)), "%s", o.err);
+	ck_assert_msg(has_line(o.err, fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path " CTL
+						      "/tool-link%s",
+					  warning)),
+		      "%s", o.err);
+	ck_assert_msg(
+	    has_line(o.err,
+		     fmt(CTL_DROPINS "/40-tool.conf:1: warning: programs path " T_SHARED "/tool%s",
+			 warning)),
+	    "%s", o.err);
 	ck_assert_msg(strstr(o.err, "programs path " T_PROBE) == NULL, "%s", o.err);
 }
 END_TEST
@@ -504,15 +529,18 @@ START_TEST(live_ctl_check_warns_about_a_rule_an_earlier_rule_shadows)
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:9: warning: rule user:#4000041 never decides: the "
 					  "rule at %s:5 (user:#4000041) matches every caller it "
-					  "would, and the first match decides", file, file)),
+					  "would, and the first match decides",
+					  file, file)),
 		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:13: warning: rule group:#4000041 never decides: the "
 					  "rule at %s:1 (group:#4000041) matches every caller it "
-					  "would, and the first match decides", file, file)),
+					  "would, and the first match decides",
+					  file, file)),
 		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:17: warning: rule user:#65534 never decides: the "
 					  "rule at " CTL_POLICY ":7 (user:#65534) matches every "
-					  "caller it would, and the first match decides", file)),
+					  "caller it would, and the first match decides",
+					  file)),
 		      "%s", o.err);
 	ck_assert_msg(!strstr(o.err, ":5: warning") && !strstr(o.err, ":1: warning"), "%s", o.err);
 }
@@ -522,16 +550,18 @@ START_TEST(live_ctl_check_of_named_files_finds_pools_overlapping_across_them)
 {
 	struct out o;
 
-	write_root_file(CTL "/candidate.conf",
-			fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n",
-			    pool(1900102040, 1900102060)), 0644);
+	write_root_file(
+	    CTL "/candidate.conf",
+	    fmt("rule user:#4000041 {\npool %s\nprograms any\n}\n", pool(1900102040, 1900102060)),
+	    0644);
 	ctl((const char *[]){ "check", CTL_POLICY, CTL "/candidate.conf", NULL }, &o);
 	unlink(CTL "/candidate.conf");
 	ck_assert_int_eq(o.status, 1);
-	ck_assert_msg(has_line(o.err, fmt(CTL "/candidate.conf:2: expected a pool apart from the "
-					  "pool %s of the rule at " CTL_POLICY ":7, got '%s'",
-					  pool(1900102000, 1900102049),
-					  pool(1900102040, 1900102060))), "%s", o.err);
+	ck_assert_msg(
+	    has_line(o.err, fmt(CTL "/candidate.conf:2: expected a pool apart from the "
+				    "pool %s of the rule at " CTL_POLICY ":7, got '%s'",
+				pool(1900102000, 1900102049), pool(1900102040, 1900102060))),
+	    "%s", o.err);
 }
 END_TEST
 
@@ -556,7 +586,8 @@ static int count_lines(const char *text, const char *prefix)
 {
 	int n = 0;
 
-	for (const char *l = text; *l != '\0'; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
+	for (const char *l = text; *l != '\0';
+	     l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0'))
 		n += strncmp(l, prefix, strlen(prefix)) == 0;
 	return n;
 }
@@ -569,7 +600,8 @@ START_TEST(live_ctl_check_of_a_draft_prints_each_of_its_three_errors)
 	char draft[64], text[1024], where[128];
 	struct out o;
 
-	snprintf(text, sizeof(text), "rule user:#4000041 {\npool %s\nprograms any\nnetwork maybe\n}\n"
+	snprintf(text, sizeof(text),
+		 "rule user:#4000041 {\npool %s\nprograms any\nnetwork maybe\n}\n"
 		 "rule user:#4000042 {\npool %s\nprograms /usr/bin/curl\n}\n",
 		 pool(1900102101, 1900102100), pool(1900102110, 1900102119));
 	write_draft(draft, sizeof(draft), text);
@@ -580,15 +612,23 @@ START_TEST(live_ctl_check_of_a_draft_prints_each_of_its_three_errors)
 	/* Its three errors, and the warning about its place. */
 	ck_assert_msg(count_lines(o.err, where) == 4, "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:2: expected FIRST <= LAST after 'pool', got '%s'",
-					  draft, pool(1900102101, 1900102100))), "%s", o.err);
+					  draft, pool(1900102101, 1900102100))),
+		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:4: expected 'host', 'none' or 'none-only' after "
-					  "'network', got 'maybe'", draft)), "%s", o.err);
+					  "'network', got 'maybe'",
+					  draft)),
+		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s:9: expected 'overrides NAME...' or 'overrides none' "
-					  "in the rule opened at line 6", draft)), "%s", o.err);
+					  "in the rule opened at line 6",
+					  draft)),
+		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
-					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+					  "/tmp: mode 1777 is writable by others",
+					  draft)),
+		      "%s", o.err);
 	ck_assert_msg(has_line(o.err, "isospawnctl: invalid: the helper would refuse every caller "
-				      "with this policy"), "%s", o.err);
+				      "with this policy"),
+		      "%s", o.err);
 	ck_assert_ptr_null(strstr(o.err, "the policy is invalid"));
 
 	/* A good draft checks, with the same warning about its place. */
@@ -600,7 +640,9 @@ START_TEST(live_ctl_check_of_a_draft_prints_each_of_its_three_errors)
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.out, "policy OK: 1 rule"), "%s", o.out);
 	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
-					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+					  "/tmp: mode 1777 is writable by others",
+					  draft)),
+		      "%s", o.err);
 }
 END_TEST
 
@@ -619,14 +661,17 @@ START_TEST(live_ctl_check_of_drafts_named_from_their_directory)
 		 pool(1900102110, 1900102119));
 	write_draft(dropin, sizeof(dropin), text);
 	ck_assert_int_eq(chdir("/tmp"), 0);
-	ctl((const char *[]){ "check", draft + strlen("/tmp/"), fmt("./%s", dropin + strlen("/tmp/")),
-			      NULL }, &o);
+	ctl((const char *[]){ "check", draft + strlen("/tmp/"),
+			      fmt("./%s", dropin + strlen("/tmp/")), NULL },
+	    &o);
 	unlink(draft);
 	unlink(dropin);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.out, "policy OK: 2 rules"), "%s", o.out);
 	ck_assert_msg(has_line(o.err, fmt("%s: warning: would be refused once installed there: "
-					  "/tmp: mode 1777 is writable by others", draft)), "%s", o.err);
+					  "/tmp: mode 1777 is writable by others",
+					  draft)),
+		      "%s", o.err);
 	/* One that is not there is named as typed. */
 	ctl((const char *[]){ "check", "no/such/dir/new.conf", NULL }, &o);
 	ck_assert_int_eq(o.status, 1);
@@ -641,7 +686,7 @@ END_TEST
 START_TEST(live_ctl_dropin_for_a_deleted_user_leaves_other_rules_working)
 {
 	const char *warning = CTL_DROPINS "/50-gone.conf:1: warning: no user "
-			      "'isospawn-deleted-user': the rule matches no one";
+					  "'isospawn-deleted-user': the rule matches no one";
 	char log[8192];
 	iso_conn *c;
 	struct out o;
@@ -649,7 +694,8 @@ START_TEST(live_ctl_dropin_for_a_deleted_user_leaves_other_rules_working)
 
 	write_root_file(CTL_DROPINS "/50-gone.conf",
 			fmt("rule user:isospawn-deleted-user {\npool %s\nprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0644);
+			    pool(1900102100, 1900102109)),
+			0644);
 	ctl((const char *[]){ "check", NULL }, &o);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
 	ck_assert_msg(has_line(o.err, warning), "%s", o.err);
@@ -670,7 +716,8 @@ START_TEST(live_ctl_check_shows_what_a_rule_inherits_from_the_defaults)
 	char draft[64], text[1024];
 	struct out o;
 
-	snprintf(text, sizeof(text), "defaults {\nlimit as 2G\nguests 5\n}\n"
+	snprintf(text, sizeof(text),
+		 "defaults {\nlimit as 2G\nguests 5\n}\n"
 		 "rule user:#4000041 {\npool %s\nprograms any\nguests 3\n}\n",
 		 pool(1900102100, 1900102109));
 	write_draft(draft, sizeof(draft), text);
@@ -734,13 +781,15 @@ START_TEST(live_ctl_audit_log_gets_every_line_with_the_callers_name)
 		while (line > text && line[-1] != '\n')
 			line--;
 		ck_assert_msg(sscanf(line, "%10[0-9-]T%8[0-9:]Z isospawn-helper[%d]: ", day, time,
-				     &helper) == 3, "%s", line);
+				     &helper) == 3,
+			      "%s", line);
 		ck_assert_msg(strstr(line, who) != NULL && strstr(line, who) < strchr(line, '\n'),
 			      "%.200s", line);
 		/* The same line went to syslog. */
-		ck_assert_msg(strstr(log, fmt("%.*s", (int)(strchr(line, '\n') - strstr(line, "]: ") - 3),
-					     strstr(line, "]: ") + 3)), "not in syslog: %.200s\n%s",
-			      line, log);
+		ck_assert_msg(
+		    strstr(log, fmt("%.*s", (int)(strchr(line, '\n') - strstr(line, "]: ") - 3),
+				    strstr(line, "]: ") + 3)),
+		    "not in syslog: %.200s\n%s", line, log);
 	}
 }
 END_TEST
@@ -769,7 +818,8 @@ START_TEST(live_ctl_check_says_when_no_syslog_socket_listens)
 	unlink(draft);
 	ck_assert_msg(has_line(o.err, "isospawnctl: warning: no syslog socket at /dev/log: the "
 				      "helper's log is lost; name an audit-log file in the policy "
-				      "(isospawn.conf(5))"), "%s", o.err);
+				      "(isospawn.conf(5))"),
+		      "%s", o.err);
 }
 END_TEST
 
@@ -789,15 +839,20 @@ START_TEST(live_ctl_audit_log_that_cannot_be_written_refuses_every_caller)
 	if (pid == 0) {
 		become_ctl(T_CALLER);
 		rc = iso_open(&c);
-		_exit(rc == -EACCES && strcmp(iso_last_error(), "the audit log cannot be written; "
-					     "an administrator can run isospawnctl check") == 0 ? 0 : 1);
+		_exit(rc == -EACCES && strcmp(iso_last_error(),
+					      "the audit log cannot be written; "
+					      "an administrator can run isospawnctl check") == 0
+			  ? 0
+			  : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &rc, 0), pid);
 	unlink(CTL "/audit.log");
 	ck_assert_int_eq(rename(CTL "/audit.log.kept", CTL "/audit.log"), 0);
 	ck_assert_msg(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "the caller was not refused so");
 	ck_assert_int_eq(o.status, 1);
-	snprintf(expected, sizeof(expected), CTL_POLICY ": audit-log " CTL "/audit.log: " CTL
+	snprintf(expected, sizeof(expected),
+		 CTL_POLICY
+		 ": audit-log " CTL "/audit.log: " CTL
 		 "/audit.log: expected a regular file of root's that no one else may write: the "
 		 "helper refuses every caller until it can append to it");
 	ck_assert_msg(has_line(o.err, expected), "%s", o.err);
@@ -816,7 +871,7 @@ static void private_groups(void)
 	FILE *in, *out;
 
 	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+			  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
 		      "private mount namespace: %s", strerror(errno));
 	snprintf(copy, sizeof(copy), CTL "/group.%d", (int)getpid());
 	ck_assert_ptr_nonnull(in = fopen("/etc/group", "re"));
@@ -848,16 +903,19 @@ START_TEST(live_ctl_members_outside_the_helpers_group_are_told)
 	int rc;
 
 	private_groups();
-	write_root_file(CTL_DROPINS "/60-staff.conf",
-			fmt("rule group:t-staff {\npool %s\nprograms any\n}\n",
-			    pool(1900102100, 1900102109)), 0644);
+	write_root_file(
+	    CTL_DROPINS "/60-staff.conf",
+	    fmt("rule group:t-staff {\npool %s\nprograms any\n}\n", pool(1900102100, 1900102109)),
+	    0644);
 	run(argv, envp, &o);
 	unlink(CTL_GATED);
 	ck_assert_msg(o.status == 0, "exit %d: %s", o.status, o.err);
-	ck_assert_msg(has_line(o.err, CTL_DROPINS "/60-staff.conf:1: warning: group:t-staff has "
-				      "members outside group t-gate (nobody): they cannot run the "
-				      "setuid helper " CTL_GATED " nor reach isospawn.socket; add "
-				      "them to group t-gate"), "%s", o.err);
+	ck_assert_msg(has_line(o.err, CTL_DROPINS
+			       "/60-staff.conf:1: warning: group:t-staff has "
+			       "members outside group t-gate (nobody): they cannot run the "
+			       "setuid helper " CTL_GATED " nor reach isospawn.socket; add "
+			       "them to group t-gate"),
+		      "%s", o.err);
 	/* The rule for the helper's own group draws no warning. */
 	ck_assert_ptr_null(strstr(o.err, "60-gate"));
 
@@ -869,7 +927,7 @@ START_TEST(live_ctl_members_outside_the_helpers_group_are_told)
 	rc = iso_open(&c);
 	ck_assert_int_eq(rc, -EACCES);
 	ck_assert_str_eq(iso_last_error(), "cannot execute isospawn-helper at " CTL_GATED
-			 ": Permission denied \u2014 is nobody in group t-gate?");
+					   ": Permission denied \u2014 is nobody in group t-gate?");
 }
 END_TEST
 
@@ -883,7 +941,8 @@ static void refused_not_root(const char *helper, const char *why)
 	setenv("ISOSPAWN_HELPER", helper, 1);
 	ck_assert_int_eq(iso_open(&c), -EACCES);
 	ck_assert_msg(strstr(iso_last_error(), "isospawn-helper is not running as root: ") ==
-			      iso_last_error(), "%s", iso_last_error());
+			  iso_last_error(),
+		      "%s", iso_last_error());
 	ck_assert_msg(strstr(iso_last_error(), why) != NULL, "%s", iso_last_error());
 	ck_assert_ptr_null(strchr(iso_last_error(), '\n'));
 }
@@ -901,8 +960,11 @@ START_TEST(live_ctl_no_new_privs_caller_is_told_in_one_line)
 	/* The CLI: exit 125 and that one line, nothing else. */
 	run(argv, envp, &o);
 	ck_assert_int_eq(o.status, 125);
-	ck_assert_msg(strncmp(o.err, "isospawn: isospawn-helper is not running as root: the "
-				     "caller has no_new_privs set", 72) == 0, "%s", o.err);
+	ck_assert_msg(strncmp(o.err,
+			      "isospawn: isospawn-helper is not running as root: the "
+			      "caller has no_new_privs set",
+			      72) == 0,
+		      "%s", o.err);
 	ck_assert_msg(strchr(o.err, '\n') == o.err + strlen(o.err) - 1, "%s", o.err);
 }
 END_TEST
@@ -918,11 +980,10 @@ START_TEST(live_ctl_helper_on_nosuid_mount_is_told)
 {
 	/* In a mount namespace of this test's own, so nothing is left
 	 * mounted whatever happens. */
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("tmpfs", CTL_NOSUID_DIR, "tmpfs", MS_NOSUID, "mode=0755") < 0) {
 		check_skip("live_ctl_helper_on_nosuid_mount_is_told", "cannot mount a tmpfs: %s",
-		       strerror(errno));
+			   strerror(errno));
 		return;
 	}
 	test_install_file(ISO_BUILDDIR "/tests/isospawn-helper-ctl",
@@ -938,8 +999,8 @@ END_TEST
  * stays root: a child drops for good and runs it; *o is shared. */
 static void ctl_as(uid_t uid, const char *const *args, struct out *o)
 {
-	struct out *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
-				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct out *shared =
+	    mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int status;
 	pid_t pid;
 
@@ -966,8 +1027,8 @@ static void ctl_as(uid_t uid, const char *const *args, struct out *o)
  * a caller's secret that no record may show. */
 struct kept {
 	pid_t keeper;
-	int report;	/* the keeper writes the outcome and code here */
-	uid_t uid;	/* the guest's */
+	int report; /* the keeper writes the outcome and code here */
+	uid_t uid; /* the guest's */
 };
 
 /* The program keep_guest() runs (the probe, by any name). */
@@ -1046,8 +1107,10 @@ START_TEST(live_ctl_list_shows_a_guest_to_its_caller_and_root_not_another)
 	/* The caller, through its helper. */
 	ctl_as(T_CALLER, (const char *[]){ "list", "--json", NULL }, &o);
 	ck_assert_msg(o.status == 0, "%s", o.err);
-	snprintf(want, sizeof(want), "\"caller_uid\": 65534, \"caller\": \"nobody\", "
-		 "\"guest_uid\": %s, ", uid);
+	snprintf(want, sizeof(want),
+		 "\"caller_uid\": 65534, \"caller\": \"nobody\", "
+		 "\"guest_uid\": %s, ",
+		 uid);
 	ck_assert_msg(strstr(o.out, want), "%s", o.out);
 	ck_assert_msg(strstr(o.out, "\"program\": \"" T_PROBE "\""), "%s", o.out);
 	ck_assert_msg(strstr(o.out, "\"timeout_s\": 60, \"network\": \"none\""), "%s", o.out);
@@ -1141,7 +1204,9 @@ END_TEST
  * as the log shows it, in list and in stop: a byte a terminal may take for
  * a control sequence's start (0x9b, C1 CSI, which the wire lets through:
  * it is no control byte below 0x20) is escaped. */
-#define ODD_PROBE T_BIN "/probe\x9b" "31m"
+#define ODD_PROBE          \
+	T_BIN "/probe\x9b" \
+	      "31m"
 START_TEST(live_ctl_list_and_stop_escape_the_program_path)
 {
 	char uid[16];
@@ -1171,8 +1236,15 @@ END_TEST
  * RIGHT-TO-LEFT OVERRIDE, U+2066, U+200F, U+061C), which reorders the
  * text around it on root's terminal or in a code review tool (Trojan
  * Source). */
-#define UTF8_ODD_PROBE T_BIN "/probe\xc2\x9b" "31m\xe0\x80\xaf\xc3\xa9" \
-	"\xe2\x80\xae" "txt.sh" "\xe2\x81\xa6" "\xe2\x80\x8f" "\xd8\x9c" "x"
+#define UTF8_ODD_PROBE                  \
+	T_BIN "/probe\xc2\x9b"          \
+	      "31m\xe0\x80\xaf\xc3\xa9" \
+	      "\xe2\x80\xae"            \
+	      "txt.sh"                  \
+	      "\xe2\x81\xa6"            \
+	      "\xe2\x80\x8f"            \
+	      "\xd8\x9c"                \
+	      "x"
 
 START_TEST(live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8)
 {
@@ -1185,12 +1257,14 @@ START_TEST(live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8)
 	ctl_as(0, (const char *[]){ "list", "--json", NULL }, &o);
 	unlink(UTF8_ODD_PROBE);
 	ck_assert_msg(o.status == 0, "%s", o.err);
-	ck_assert_msg(strstr(o.out, "\"program\": \"" T_BIN "/probe\\u009b31m"
+	ck_assert_msg(strstr(o.out,
+			     "\"program\": \"" T_BIN "/probe\\u009b31m"
 			     "\\ufffd\\ufffd\\ufffd\xc3\xa9\\u202etxt.sh\\u2066\\u200f\\u061cx\""),
 		      "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "\xc2\x9b") && !strstr(o.out, "\xe0\x80"), "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "\xe2\x80\xae") && !strstr(o.out, "\xe2\x81\xa6") &&
-		      !strstr(o.out, "\xe2\x80\x8f") && !strstr(o.out, "\xd8\x9c"), "%s", o.out);
+			  !strstr(o.out, "\xe2\x80\x8f") && !strstr(o.out, "\xd8\x9c"),
+		      "%s", o.out);
 	drop_guest(&k);
 }
 END_TEST
@@ -1287,26 +1361,29 @@ START_TEST(live_ctl_rule_shows_the_callers_rule_only)
 	ctl_as(T_CALLER, (const char *[]){ "rule", NULL }, &o);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":7, for user:#65534"), "%s", o.out);
-	ck_assert_msg(strstr(o.out, fmt("  pool          %s (50 uids)\n",
-					pool(1900102000, 1900102049))), "%s", o.out);
-	ck_assert_msg(strstr(o.out, "  limit nproc   64\n") &&
-		      strstr(o.out, "  limit cpu     3600 (built-in default)\n") &&
-		      strstr(o.out, "  guests        64 at once, over all of a caller's connections "
-				    "(from defaults)\n") &&
-		      strstr(o.out, "  timeout       at most 120 s; 60 s unless asked\n") &&
-		      strstr(o.out, "  network       none (guests may ask for host)\n") &&
-		      strstr(o.out, "  grants        read (callers lend what they open, read-only)\n") &&
-		      strstr(o.out, "  overrides     any name that is not loader-level (built-in "
-				    "default)\n"),
-		      "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out, fmt("  pool          %s (50 uids)\n", pool(1900102000, 1900102049))),
+	    "%s", o.out);
+	ck_assert_msg(
+	    strstr(o.out, "  limit nproc   64\n") &&
+		strstr(o.out, "  limit cpu     3600 (built-in default)\n") &&
+		strstr(o.out, "  guests        64 at once, over all of a caller's connections "
+			      "(from defaults)\n") &&
+		strstr(o.out, "  timeout       at most 120 s; 60 s unless asked\n") &&
+		strstr(o.out, "  network       none (guests may ask for host)\n") &&
+		strstr(o.out, "  grants        read (callers lend what they open, read-only)\n") &&
+		strstr(o.out, "  overrides     any name that is not loader-level (built-in "
+			      "default)\n"),
+	    "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "4000040") && !strstr(o.out, "FOO") &&
-		      !strstr(o.out, pool(1900102050, 1900102099)), "%s", o.out);
+			  !strstr(o.out, pool(1900102050, 1900102099)),
+		      "%s", o.out);
 
 	ctl_as(CTL_OTHER, (const char *[]){ "rule", NULL }, &o);
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":17, for user:#4000040") &&
-		      strstr(o.out, "  programs      " T_PROBE "\n") &&
-		      strstr(o.out, "  overrides     FOO\n") && !strstr(o.out, "65534"),
+			  strstr(o.out, "  programs      " T_PROBE "\n") &&
+			  strstr(o.out, "  overrides     FOO\n") && !strstr(o.out, "65534"),
 		      "%s", o.out);
 
 	ctl_as(0, (const char *[]){ "rule", "nobody", NULL }, &o);
@@ -1320,7 +1397,7 @@ END_TEST
 #define CTL_SOCKET CTL "/isospawn.sock"
 #define ACTIVATE "/usr/bin/systemd-socket-activate"
 #define SETPRIV "/usr/bin/setpriv"
-#define GROUPED_CALLER 4000050u	/* matched through group 4000150 only */
+#define GROUPED_CALLER 4000050u /* matched through group 4000150 only */
 
 /* systemd-socket-activate (Debian's systemd package) with --seqpacket
  * and --accept, and the kernel's SO_PEERGROUPS. */
@@ -1412,8 +1489,8 @@ static int listening(pid_t pid, const char *path)
 	FILE *f = fopen("/proc/net/unix", "re");
 
 	while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL)
-		found = sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %4095s", &flags, &inode,
-			       name) == 3 &&
+		found = sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %4095s", &flags, &inode, name) ==
+			    3 &&
 			strcmp(name, path) == 0 && (flags & 0x10000) && holds_socket(pid, inode);
 	if (f != NULL)
 		fclose(f);
@@ -1441,8 +1518,8 @@ static void start_activator(const char *path)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || null < 0 || dup2(null, 0) < 0 ||
 		    dup2(null, 1) < 0 || dup2(null, 2) < 0)
 			_exit(SETUP_FAILED);
-		execl(SETPRIV, "setpriv", "--no-new-privs", "--bounding-set", caps, "--",
-		      ACTIVATE, "--seqpacket", "--accept", "-l", path, CTL_HELPER, (char *)NULL);
+		execl(SETPRIV, "setpriv", "--no-new-privs", "--bounding-set", caps, "--", ACTIVATE,
+		      "--seqpacket", "--accept", "-l", path, CTL_HELPER, (char *)NULL);
 		_exit(SETUP_FAILED);
 	}
 	/* Until it listens: it binds (the path appears) before it listens, and
@@ -1520,8 +1597,8 @@ START_TEST(live_ctl_socket_caller_is_the_peer_with_its_groups)
 	iso_conn *c;
 
 	start_activator(CTL_SOCKET);
-	ck_assert(setgroups(1, &group) == 0 && setresgid(GROUPED_CALLER, GROUPED_CALLER,
-							  GROUPED_CALLER) == 0 &&
+	ck_assert(setgroups(1, &group) == 0 &&
+		  setresgid(GROUPED_CALLER, GROUPED_CALLER, GROUPED_CALLER) == 0 &&
 		  setresuid(GROUPED_CALLER, GROUPED_CALLER, GROUPED_CALLER) == 0);
 	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
 	setenv("ISOSPAWN_SOCKET", CTL_SOCKET, 1);
@@ -1560,7 +1637,7 @@ static void lend_own_view(iso_spec *spec, void *arg)
 START_TEST(live_ctl_socket_guest_sees_no_more_than_its_caller)
 {
 	const char *const script =
-		"ls -A /usr/share/doc | wc -l; readlink /proc/self/ns/net; cat " OWN_VIEW "/mine";
+	    "ls -A /usr/share/doc | wc -l; readlink /proc/self/ns/net; cat " OWN_VIEW "/mine";
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	char want[128], net[64];
 	struct run r;
@@ -1619,11 +1696,13 @@ START_TEST(live_ctl_library_tries_the_socket_first_then_the_setuid_helper)
 		become(T_CALLER);
 		unsetenv("ISOSPAWN_HELPER");
 		rc = iso_open(&c);
-		_exit((rc == -ENOENT &&
-		       strstr(iso_last_error(), "isospawn-helper not found at ") != NULL) ||
-		      (rc == -EACCES &&
-		       strstr(iso_last_error(), "cannot execute isospawn-helper at ") != NULL)
-			      ? 0 : 1);
+		_exit(
+		    (rc == -ENOENT &&
+		     strstr(iso_last_error(), "isospawn-helper not found at ") != NULL) ||
+			    (rc == -EACCES &&
+			     strstr(iso_last_error(), "cannot execute isospawn-helper at ") != NULL)
+			? 0
+			: 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fallback: %d", status);
@@ -1654,7 +1733,8 @@ static Suite *ctl_suite(void)
 	tcase_add_checked_fixture(policy, clear_dropins, NULL);
 	tcase_add_test(policy, live_ctl_check_summarizes_each_rule);
 	tcase_add_test(policy, live_ctl_dropin_rule_admits_its_caller);
-	tcase_add_test(policy, live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_callers);
+	tcase_add_test(policy,
+		       live_ctl_dropin_error_is_reported_by_check_and_logged_not_told_to_callers);
 	tcase_add_test(policy, live_ctl_check_reports_a_pool_holding_an_account);
 	tcase_add_test(policy, live_ctl_group_writable_dropin_is_refused);
 	tcase_add_test(policy, live_ctl_group_writable_dropin_dir_is_refused);
@@ -1681,12 +1761,13 @@ static Suite *ctl_suite(void)
 	tcase_add_test(guests, live_ctl_helper_refuses_a_stop_of_another_callers_guest);
 	tcase_add_test(guests, live_ctl_rule_shows_the_callers_rule_only);
 	tcase_add_test(guests, live_ctl_list_and_stop_escape_the_program_path);
-	tcase_add_test(guests, live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8);
+	tcase_add_test(guests,
+		       live_ctl_list_json_escapes_c1_and_bidi_controls_and_stays_valid_utf8);
 	tcase_set_timeout(guests, 60);
 	suite_add_tcase(s, guests);
 	tcase_add_checked_fixture(sock, clear_dropins, NULL);
-	tcase_add_unless(sock, live_ctl_socket_serves_a_no_new_privs_caller_with_the_same_guarantees,
-			 no_socket);
+	tcase_add_unless(
+	    sock, live_ctl_socket_serves_a_no_new_privs_caller_with_the_same_guarantees, no_socket);
 	tcase_add_unless(sock, live_ctl_socket_caller_is_the_peer_with_its_groups, no_socket);
 	tcase_add_unless(sock, live_ctl_socket_guest_sees_no_more_than_its_caller, no_socket);
 	tcase_add_unless(sock, live_ctl_library_tries_the_socket_first_then_the_setuid_helper,

@@ -59,8 +59,7 @@ START_TEST(live_hundred_concurrent_guests_each_get_their_own_status)
 		/* Half end at once, half sleep 1 to 2 s first (longer than it
 		 * takes to start them all, so they overlap): they end in an
 		 * order unrelated to their requests'. */
-		snprintf(script[i], sizeof(script[i]), "sleep 1.%02d; exit %d",
-			 (i * 37) % 100, k);
+		snprintf(script[i], sizeof(script[i]), "sleep 1.%02d; exit %d", (i * 37) % 100, k);
 		const char *quick[] = { T_PROBE, "exit", code[i], NULL };
 		const char *slow[] = { "/bin/sh", "-c", script[i], NULL };
 		g[i] = must_start(conn, i % 2 ? slow : quick, 0);
@@ -70,7 +69,7 @@ START_TEST(live_hundred_concurrent_guests_each_get_their_own_status)
 	for (int i = CONCURRENT_GUESTS - 1; i >= 0; i--) {
 		must_end(g[i], 30000);
 		ck_assert_msg(iso_guest_outcome(g[i]) == ISO_OUTCOME_EXITED &&
-				      iso_guest_exit_code(g[i]) == i % 50,
+				  iso_guest_exit_code(g[i]) == i % 50,
 			      "guest %d: outcome %d code %d, expected exit %d", i,
 			      iso_guest_outcome(g[i]), iso_guest_code(g[i]), i % 50);
 	}
@@ -125,7 +124,7 @@ START_TEST(live_guest_with_a_small_nofile_runs)
 		g = must_start_limited(conn, quick, nofile, 0);
 		must_end(g, 30000);
 		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_EXITED &&
-				      iso_guest_exit_code(g) == 0,
+				  iso_guest_exit_code(g) == 0,
 			      "nofile %ju: outcome %d code %d stage %d", (uintmax_t)nofile,
 			      iso_guest_outcome(g), iso_guest_code(g), iso_guest_stage(g));
 		iso_guest_free(g);
@@ -152,9 +151,8 @@ START_TEST(live_connection_with_four_times_nofile_live_guests_starts_each)
 		g[i] = must_start_limited(conn, sleeper, NOFILE_ASKED, 0);
 	last = must_start_limited(conn, quick, NOFILE_ASKED, 0);
 	must_end(last, 30000);
-	ck_assert_msg(iso_guest_outcome(last) == ISO_OUTCOME_EXITED,
-		      "guest %d: outcome %d code %d", NOFILE_GUESTS + 1,
-		      iso_guest_outcome(last), iso_guest_code(last));
+	ck_assert_msg(iso_guest_outcome(last) == ISO_OUTCOME_EXITED, "guest %d: outcome %d code %d",
+		      NOFILE_GUESTS + 1, iso_guest_outcome(last), iso_guest_code(last));
 	for (int i = 0; i < NOFILE_GUESTS; i++) {
 		ck_assert_msg(iso_wait(g[i], 0) == 1, "guest %d: outcome %d code %d", i + 1,
 			      iso_guest_outcome(g[i]), iso_guest_code(g[i]));
@@ -256,8 +254,7 @@ START_TEST(live_ended_guests_uid_goes_back_so_one_member_cannot_hold_the_pool)
 	struct client member, other;
 	char line[512], theirs[512];
 
-	client_start_as(&member, client_runs_a_guest_on_each_of_two_connections, H_MEMBER,
-			H_GROUP);
+	client_start_as(&member, client_runs_a_guest_on_each_of_two_connections, H_MEMBER, H_GROUP);
 	client_read(&member, theirs, sizeof(theirs), 30000);
 	client_start_as(&other, client_runs_one_guest, H_OTHER, H_GROUP);
 	client_read(&other, line, sizeof(line), 30000);
@@ -389,8 +386,10 @@ START_TEST(live_pool_uid_that_is_an_account_is_never_leased)
 		write_accounts(copies[f], text[f], NULL);
 		ck_assert_int_eq(mount(copies[f], files[f], NULL, MS_BIND, NULL), 0);
 	}
-	snprintf(entry[0], sizeof(entry[0]), "isospawn-acct:x:%u:%u::/nonexistent:"
-		 "/usr/sbin/nologin\n", (unsigned)A_SECOND, (unsigned)A_SECOND);
+	snprintf(entry[0], sizeof(entry[0]),
+		 "isospawn-acct:x:%u:%u::/nonexistent:"
+		 "/usr/sbin/nologin\n",
+		 (unsigned)A_SECOND, (unsigned)A_SECOND);
 	snprintf(entry[1], sizeof(entry[1]), "isospawn-acct:x:%u:\n", (unsigned)A_SECOND);
 	snprintf(want, sizeof(want), "pool uid %u of the rule at ", (unsigned)A_SECOND);
 	/* The second uid a user's, then a group's gid. */
@@ -407,7 +406,7 @@ START_TEST(live_pool_uid_that_is_an_account_is_never_leased)
 				refused++;
 			else
 				ck_assert_msg(strncmp(line, "uid ", 4) == 0 &&
-					      strtoul(line + 4, NULL, 10) == A_FIRST,
+						  strtoul(line + 4, NULL, 10) == A_FIRST,
 					      "client said: %s", line);
 		}
 		ck_assert_int_eq(client_end(&c, 0), 0);
@@ -417,8 +416,10 @@ START_TEST(live_pool_uid_that_is_an_account_is_never_leased)
 		read_dev_log(sock, log + strlen(log), sizeof(log) - strlen(log));
 	}
 	/* The first uid a user's: no connection. */
-	snprintf(entry[0], sizeof(entry[0]), "isospawn-acct:x:%u:%u::/nonexistent:"
-		 "/usr/sbin/nologin\n", (unsigned)A_FIRST, (unsigned)A_FIRST);
+	snprintf(entry[0], sizeof(entry[0]),
+		 "isospawn-acct:x:%u:%u::/nonexistent:"
+		 "/usr/sbin/nologin\n",
+		 (unsigned)A_FIRST, (unsigned)A_FIRST);
 	write_accounts(copies[0], text[0], entry[0]);
 	write_accounts(copies[1], text[1], NULL);
 	client_start_as(&c, client_spawns_two_sleepers, A_CALLER, 0);
@@ -426,7 +427,8 @@ START_TEST(live_pool_uid_that_is_an_account_is_never_leased)
 	ck_assert_int_eq(client_end(&c, 0), 0);
 	snprintf(want, sizeof(want), "pool uid %u of the rule at ", (unsigned)A_FIRST);
 	ck_assert_msg(strncmp(line, "no connection -13 ", 18) == 0 && strstr(line, want) &&
-		      strstr(line, "is a user's uid"), "client said: %s", line);
+			  strstr(line, "is a user's uid"),
+		      "client said: %s", line);
 	close(sock);
 	snprintf(want, sizeof(want), "pool-account uid=%u rule=", (unsigned)A_SECOND);
 	ck_assert_msg(strstr(log, want) != NULL, "log: %s", log);

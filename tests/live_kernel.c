@@ -71,8 +71,7 @@ static int exit_code(int status)
 {
 	ck_assert_msg(WIFEXITED(status), "child died of signal %d",
 		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	ck_assert_msg(WEXITSTATUS(status) != SETUP_FAILED,
-		      "child could not confine itself");
+	ck_assert_msg(WEXITSTATUS(status) != SETUP_FAILED, "child could not confine itself");
 	return WEXITSTATUS(status);
 }
 
@@ -88,8 +87,7 @@ static int outcome(long rc)
 /* The caller world_prepare() builds for here: root, in this namespace. */
 static const struct iso_caller root_caller = { .mnt_ns = -1, .net_ns = -1 };
 
-static struct iso_rule make_rule(enum iso_seccomp_profile profile,
-				 enum iso_landlock_mode landlock)
+static struct iso_rule make_rule(enum iso_seccomp_profile profile, enum iso_landlock_mode landlock)
 {
 	struct iso_rule rule;
 
@@ -106,8 +104,7 @@ static void prepare(const struct iso_rule *rule, struct iso_confine *c)
 {
 	char why[256] = "";
 
-	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0,
-		      "confine_prepare: %s", why);
+	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0, "confine_prepare: %s", why);
 }
 
 /* ------------------------------------------------------------------ */
@@ -153,8 +150,7 @@ static int run_filtered(const struct iso_confine *c, int (*fn)(void))
 }
 
 /* Prepare `profile` with `action` and run fn under it. */
-static int filtered(enum iso_seccomp_profile profile,
-		    enum iso_seccomp_action action, char **deny,
+static int filtered(enum iso_seccomp_profile profile, enum iso_seccomp_action action, char **deny,
 		    int (*fn)(void))
 {
 	struct iso_rule rule = make_rule(profile, ISO_LANDLOCK_OFF);
@@ -171,14 +167,12 @@ static int filtered(enum iso_seccomp_profile profile,
 
 static int default_filter(int (*fn)(void))
 {
-	return exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO,
-				  NULL, fn));
+	return exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, NULL, fn));
 }
 
 static int try_keyctl(void)
 {
-	return outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID,
-			       KEY_SPEC_SESSION_KEYRING, 0));
+	return outcome(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0));
 }
 
 /* A program of the test's own: keyctl fails with ENOTTY, everything else
@@ -343,12 +337,11 @@ static int try_tiocsti_high_bits(void)
 
 	if (fd < 0)
 		return SETUP_FAILED;
-	return outcome(syscall(SYS_ioctl, fd,
-			       (unsigned long)TIOCSTI | (1ul << 32), &ch));
+	return outcome(syscall(SYS_ioctl, fd, (unsigned long)TIOCSTI | (1ul << 32), &ch));
 }
 
 #if defined(__x86_64__)
-#define I386_NR_PTRACE 26		     /* arch/x86/.../syscall_32.tbl */
+#define I386_NR_PTRACE 26 /* arch/x86/.../syscall_32.tbl */
 #define X32_NR_PTRACE (0x40000000 + 521) /* syscall_64.tbl: x32 ptrace */
 
 /* Run the probe's mode in a grandchild, unfiltered or under the filter
@@ -417,8 +410,7 @@ static int try_fork_and_thread(void)
 		_exit(7);
 	if (pid < 0)
 		return errno;
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 7)
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 7)
 		return EIO;
 	rc = pthread_create(&thread, NULL, thread_main, &marker);
 	if (rc != 0)
@@ -435,9 +427,9 @@ static int try_exec_path(void)
 	int fd = open("/bin/true", O_PATH | O_CLOEXEC);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	if (fd < 0 || null < 0 || dup2(null, 0) < 0 ||
-	    dup3(null, 1, 0) < 0 || fcntl(null, F_GETFD) < 0 ||
-	    close(null) < 0 || syscall(SYS_close_range, 3, ~0u, 0x4 /* CLOEXEC */) < 0)
+	if (fd < 0 || null < 0 || dup2(null, 0) < 0 || dup3(null, 1, 0) < 0 ||
+	    fcntl(null, F_GETFD) < 0 || close(null) < 0 ||
+	    syscall(SYS_close_range, 3, ~0u, 0x4 /* CLOEXEC */) < 0)
 		return errno;
 	syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
 	return errno;
@@ -452,23 +444,20 @@ static int try_getppid(void)
 static int try_refused_personalities(void)
 {
 	static const unsigned long refused[] = {
-		READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, PER_LINUX32, 1,
-		0x80400000ul, 0xfffffffeul, 0x7ffffffful,
-		0x100400000ul, /* the kernel sees READ_IMPLIES_EXEC */
+		READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, PER_LINUX32,   1, 0x80400000ul,
+		0xfffffffeul,      0x7ffffffful,      0x100400000ul, /* the kernel sees READ_IMPLIES_EXEC */
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof refused / sizeof *refused; i++)
-		if (syscall(SYS_personality, refused[i]) != -1 ||
-		    errno != EPERM)
+		if (syscall(SYS_personality, refused[i]) != -1 || errno != EPERM)
 			return 100 + (int)i;
 	return 0;
 }
 
 static int try_allowed_personalities(void)
 {
-	if (syscall(SYS_personality, 0xfffffffful) < 0 ||
-	    syscall(SYS_personality, PER_LINUX) < 0)
+	if (syscall(SYS_personality, 0xfffffffful) < 0 || syscall(SYS_personality, PER_LINUX) < 0)
 		return errno;
 	return 0;
 }
@@ -485,8 +474,7 @@ static int try_packet_socket(void)
 
 static int try_unix_and_inet_sockets(void)
 {
-	if (socket(AF_UNIX, SOCK_STREAM, 0) < 0 ||
-	    socket(AF_INET, SOCK_STREAM, 0) < 0 ||
+	if (socket(AF_UNIX, SOCK_STREAM, 0) < 0 || socket(AF_INET, SOCK_STREAM, 0) < 0 ||
 	    socket(AF_INET6, SOCK_DGRAM, 0) < 0)
 		return errno;
 	return 0;
@@ -517,8 +505,8 @@ END_TEST
 START_TEST(default_io_setup_is_enosys)
 {
 	ck_assert_int_eq(default_filter(try_io_setup), ENOSYS);
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL,
-					    try_io_setup)), ENOSYS);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL, try_io_setup)), ENOSYS);
 }
 END_TEST
 
@@ -592,20 +580,17 @@ END_TEST
 
 START_TEST(kill_action_kills_with_sigsys)
 {
-	int status = filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL,
-			      try_keyctl);
+	int status = filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL, try_keyctl);
 
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
-		      "status 0x%x", status);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status 0x%x", status);
 }
 END_TEST
 
 START_TEST(kill_action_keeps_threads)
 {
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT,
-					    ISO_SECCOMP_KILL, NULL,
-					    try_fork_and_thread)),
-			 0);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL, try_fork_and_thread)),
+	    0);
 }
 END_TEST
 
@@ -613,35 +598,30 @@ START_TEST(rule_deny_list_refused)
 {
 	char *deny[] = { "getppid", NULL };
 
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT,
-					    ISO_SECCOMP_ERRNO, deny,
-					    try_getppid)),
-			 EPERM);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, deny, try_getppid)), EPERM);
 }
 END_TEST
 
 START_TEST(strict_refuses_netlink_socket)
 {
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
-					    ISO_SECCOMP_ERRNO, NULL,
-					    try_netlink_socket)),
-			 EPERM);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_STRICT, ISO_SECCOMP_ERRNO, NULL, try_netlink_socket)),
+	    EPERM);
 }
 END_TEST
 
 START_TEST(strict_refuses_packet_socket)
 {
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
-					    ISO_SECCOMP_ERRNO, NULL,
-					    try_packet_socket)),
-			 EPERM);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_STRICT, ISO_SECCOMP_ERRNO, NULL, try_packet_socket)),
+	    EPERM);
 }
 END_TEST
 
 START_TEST(strict_allows_unix_and_inet_sockets)
 {
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT,
-					    ISO_SECCOMP_ERRNO, NULL,
+	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_STRICT, ISO_SECCOMP_ERRNO, NULL,
 					    try_unix_and_inet_sockets)),
 			 0);
 }
@@ -679,21 +659,20 @@ static int killed(int (*fn)(void))
 
 START_TEST(default_refuses_socket_families_but_unix_inet_netlink)
 {
-	static const int refused[] = { AF_UNSPEC, AF_PACKET, AF_VSOCK, AF_ALG,
-				       AF_BLUETOOTH, AF_CAN, AF_XDP, AF_KEY,
-				       AF_APPLETALK, AF_TIPC, 64, 1000 };
+	static const int refused[] = { AF_UNSPEC,    AF_PACKET, AF_VSOCK, AF_ALG,
+				       AF_BLUETOOTH, AF_CAN,    AF_XDP,   AF_KEY,
+				       AF_APPLETALK, AF_TIPC,   64,       1000 };
 	static const int allowed[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 
 	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
 		try_socket_family = refused[i];
-		ck_assert_msg(default_filter(try_socket) == EPERM,
-			      "family %d not refused", refused[i]);
+		ck_assert_msg(default_filter(try_socket) == EPERM, "family %d not refused",
+			      refused[i]);
 		ck_assert_msg(killed(try_socket), "family %d not refused", refused[i]);
 	}
 	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
 		try_socket_family = allowed[i];
-		ck_assert_msg(default_filter(try_socket) == 0,
-			      "family %d refused", allowed[i]);
+		ck_assert_msg(default_filter(try_socket) == 0, "family %d refused", allowed[i]);
 	}
 }
 END_TEST
@@ -704,8 +683,8 @@ static unsigned long long try_netlink_protocol = NETLINK_KOBJECT_UEVENT;
 
 static int try_netlink(void)
 {
-	return outcome(syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
-			       try_netlink_protocol));
+	return outcome(
+	    syscall(SYS_socket, AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, try_netlink_protocol));
 }
 
 /* Host device events reach a netlink socket in every network namespace
@@ -714,8 +693,10 @@ static int try_netlink(void)
 START_TEST(default_refuses_netlink_connector_and_uevent)
 {
 	static const unsigned long long refused[] = {
-		NETLINK_KOBJECT_UEVENT, NETLINK_CONNECTOR,
-		(1ull << 32) | NETLINK_KOBJECT_UEVENT, (1ull << 32) | NETLINK_CONNECTOR,
+		NETLINK_KOBJECT_UEVENT,
+		NETLINK_CONNECTOR,
+		(1ull << 32) | NETLINK_KOBJECT_UEVENT,
+		(1ull << 32) | NETLINK_CONNECTOR,
 	};
 	static const unsigned long long allowed[] = { NETLINK_ROUTE, NETLINK_SOCK_DIAG,
 						      NETLINK_GENERIC };
@@ -729,8 +710,8 @@ START_TEST(default_refuses_netlink_connector_and_uevent)
 	}
 	for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
 		try_netlink_protocol = allowed[i];
-		ck_assert_msg(default_filter(try_netlink) == 0,
-			      "netlink protocol %llu refused", allowed[i]);
+		ck_assert_msg(default_filter(try_netlink) == 0, "netlink protocol %llu refused",
+			      allowed[i]);
 	}
 }
 END_TEST
@@ -744,7 +725,7 @@ static int try_fscrypt_add_key(void)
 	/* The argument and its key after it, as the kernel reads them (a
 	 * struct around one with a flexible array is a GNU extension). */
 	static _Alignas(struct fscrypt_add_key_arg)
-		uint8_t key[sizeof(struct fscrypt_add_key_arg) + FSCRYPT_MAX_KEY_SIZE];
+	    uint8_t key[sizeof(struct fscrypt_add_key_arg) + FSCRYPT_MAX_KEY_SIZE];
 	struct fscrypt_add_key_arg *arg = (struct fscrypt_add_key_arg *)key;
 	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 
@@ -754,8 +735,8 @@ static int try_fscrypt_add_key(void)
 		return SETUP_FAILED;
 	if ((rc = outcome(ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, key))) != EPERM)
 		return rc;
-	return outcome(syscall(SYS_ioctl, fd, (unsigned long)FS_IOC_ADD_ENCRYPTION_KEY | (1ul << 32),
-			       key));
+	return outcome(
+	    syscall(SYS_ioctl, fd, (unsigned long)FS_IOC_ADD_ENCRYPTION_KEY | (1ul << 32), key));
 }
 
 START_TEST(default_refuses_adding_a_file_system_key)
@@ -767,10 +748,12 @@ END_TEST
 
 START_TEST(default_refuses_fanotify_quotactl_fd_modify_ldt)
 {
-	static const long calls[] = { SYS_fanotify_init, SYS_fanotify_mark,
-				      SYS_quotactl_fd,
+	static const long calls[] = {
+		SYS_fanotify_init,
+		SYS_fanotify_mark,
+		SYS_quotactl_fd,
 #if defined(__x86_64__)
-				      SYS_modify_ldt,
+		SYS_modify_ldt,
 #endif
 	};
 
@@ -819,9 +802,9 @@ START_TEST(default_answers_enosys_above_the_highest_known_call)
 	for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++) {
 		try_nr = numbers[i];
 		ck_assert_int_eq(default_filter(try_number), ENOSYS);
-		ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL,
-						    NULL, try_number)),
-				 ENOSYS);
+		ck_assert_int_eq(
+		    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, NULL, try_number)),
+		    ENOSYS);
 	}
 }
 END_TEST
@@ -863,12 +846,11 @@ START_TEST(rule_deny_list_refused_on_the_32_bit_entry_too)
 	int status;
 
 	try_nr = 64;
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, NULL,
-					    try_int80_number)),
-			 0);
-	ck_assert_int_eq(exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, deny,
-					    try_int80_number)),
-			 EPERM);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, NULL, try_int80_number)), 0);
+	ck_assert_int_eq(
+	    exit_code(filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_ERRNO, deny, try_int80_number)),
+	    EPERM);
 	status = filtered(ISO_SECCOMP_DEFAULT, ISO_SECCOMP_KILL, deny, try_int80_number);
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS, "status 0x%x", status);
 }
@@ -884,16 +866,11 @@ START_TEST(default_refuses_i386_legacy_and_setid_calls)
 		long nr, b, c, d;
 		const char *name;
 	} calls[] = {
-		{ 22, -1, 0, 0, "umount" },
-		{ 25, -1, 0, 0, "stime" },
-		{ 404, 0, -1, 0, "clock_settime64" },
-		{ 405, 0, -1, 0, "clock_adjtime64" },
-		{ 15, -1, 04755, 0, "chmod" },
-		{ 94, -1, 02755, 0, "fchmod" },
-		{ 306, -100, -1, 04755, "fchmodat" },
-		{ 5, -1, O_CREAT | O_WRONLY, 04755, "open" },
-		{ 8, -1, 02755, 0, "creat" },
-		{ 14, -1, S_IFREG | 04755, 0, "mknod" },
+		{ 22, -1, 0, 0, "umount" },           { 25, -1, 0, 0, "stime" },
+		{ 404, 0, -1, 0, "clock_settime64" }, { 405, 0, -1, 0, "clock_adjtime64" },
+		{ 15, -1, 04755, 0, "chmod" },        { 94, -1, 02755, 0, "fchmod" },
+		{ 306, -100, -1, 04755, "fchmodat" }, { 5, -1, O_CREAT | O_WRONLY, 04755, "open" },
+		{ 8, -1, 02755, 0, "creat" },         { 14, -1, S_IFREG | 04755, 0, "mknod" },
 	};
 	int unfiltered, checked = 0;
 	pid_t pid;
@@ -917,8 +894,10 @@ START_TEST(default_refuses_i386_legacy_and_setid_calls)
 	try_b = -1;
 	try_c = try_d = 0;
 	if (checked < 4)
-		check_skip("default_refuses_i386_legacy_and_setid_calls", "only %d of the "
-			   "calls answer other than EPERM without a filter (not root?)", checked);
+		check_skip("default_refuses_i386_legacy_and_setid_calls",
+			   "only %d of the "
+			   "calls answer other than EPERM without a filter (not root?)",
+			   checked);
 }
 END_TEST
 #endif
@@ -932,7 +911,8 @@ static int setid_steps(int fd)
 {
 	if (outcome(chmod("f", 04755)) != EPERM || outcome(chmod("f", 02711)) != EPERM)
 		return 1;
-	if (outcome(fchmod(fd, 06755)) != EPERM || outcome(fchmodat(AT_FDCWD, "f", 04700, 0)) != EPERM)
+	if (outcome(fchmod(fd, 06755)) != EPERM ||
+	    outcome(fchmodat(AT_FDCWD, "f", 04700, 0)) != EPERM)
 		return 2;
 	if (outcome(open("g", O_CREAT | O_WRONLY | O_CLOEXEC, 04755)) != EPERM ||
 	    outcome(openat(AT_FDCWD, "g", O_CREAT | O_RDWR | O_CLOEXEC, 02755)) != EPERM ||
@@ -1005,11 +985,13 @@ static int try_tty_ioctls(void)
 	    (slave = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0 || tcgetattr(slave, &t) < 0)
 		return SETUP_FAILED;
 	if (outcome(ioctl(slave, TIOCSWINSZ, &ws)) != EPERM ||
-	    outcome(syscall(SYS_ioctl, slave, (unsigned long)TIOCSWINSZ | (1ul << 32), &ws)) != EPERM)
+	    outcome(syscall(SYS_ioctl, slave, (unsigned long)TIOCSWINSZ | (1ul << 32), &ws)) !=
+		EPERM)
 		return 1;
 	if (outcome(ioctl(master, TIOCSIG, SIGINT)) != EPERM)
 		return 2;
-	if (outcome(ioctl(slave, TIOCSETD, &ldisc)) != EPERM || outcome(ioctl(slave, TIOCEXCL)) != EPERM)
+	if (outcome(ioctl(slave, TIOCSETD, &ldisc)) != EPERM ||
+	    outcome(ioctl(slave, TIOCEXCL)) != EPERM)
 		return 3;
 	t.c_lflag &= ~(tcflag_t)ECHO;
 	if (tcsetattr(slave, TCSAFLUSH, &t) < 0 || tcflush(slave, TCIOFLUSH) < 0 ||
@@ -1068,13 +1050,11 @@ static void landlock_setup(void)
 	snprintf(home_file, sizeof home_file, "%s/readable", home_dir);
 	snprintf(home_link, sizeof home_link, "%s/link", home_dir);
 	/* World-writable, and neither /tmp nor /dev/shm (every guest's own). */
-	snprintf(tmp_target, sizeof tmp_target, "/var/tmp/isospawn-unit-%d",
-		 (int)getpid());
+	snprintf(tmp_target, sizeof tmp_target, "/var/tmp/isospawn-unit-%d", (int)getpid());
 	fd = open(home_file, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	/* Only Landlock stands between nobody and these. */
-	if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) < 0 ||
-	    chmod(home_dir, 0755) < 0 || fchmodat(AT_FDCWD, home_file, 0644, 0) < 0 ||
-	    symlink("/usr", home_link) < 0 ||
+	if (fd < 0 || write(fd, "x", 1) != 1 || close(fd) < 0 || chmod(home_dir, 0755) < 0 ||
+	    fchmodat(AT_FDCWD, home_file, 0644, 0) < 0 || symlink("/usr", home_link) < 0 ||
 	    chown(scratch, NOBODY, NOBODY) < 0 || chmod(scratch, 0700) < 0)
 		abort();
 }
@@ -1111,8 +1091,8 @@ static void become_guest(void)
 	uid_t uid = NOBODY;
 
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(scratch) < 0)
+	    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    chdir(scratch) < 0)
 		_exit(SETUP_FAILED);
 }
 
@@ -1132,8 +1112,7 @@ static int apply_landlock(const struct iso_plan *plan)
 	rule.landlock_min_abi = landlock_min_abi;
 	rc = confine_prepare(&rule, &c, why, sizeof why);
 	if (rc == 0 && program_fd >= 0)
-		rc = confine_apply_landlock(&c, plan, program_fd, stdio, why,
-					    sizeof why);
+		rc = confine_apply_landlock(&c, plan, program_fd, stdio, why, sizeof why);
 	if (rc < 0)
 		fprintf(stderr, "%s\n", why);
 	return program_fd < 0 ? -EBADF : rc;
@@ -1302,8 +1281,7 @@ static int try_connect_listener(void)
 
 	if (fd < 0)
 		return errno;
-	return outcome(connect(fd, (struct sockaddr *)&listener_addr,
-			       sizeof listener_addr));
+	return outcome(connect(fd, (struct sockaddr *)&listener_addr, sizeof listener_addr));
 }
 
 /* A listener on 127.0.0.1, port chosen by the kernel. */
@@ -1318,9 +1296,7 @@ static int listen_loopback(void)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&listener_addr, len), 0);
 	ck_assert_int_eq(listen(fd, 4), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&listener_addr,
-				     &len),
-			 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&listener_addr, &len), 0);
 	return fd;
 }
 
@@ -1381,12 +1357,17 @@ static const struct iso_plan *rlimit_plan;
 
 /* scratch and shm are tmpfs sizes, not rlimits (-1). */
 static const int limit_resources[ISO_LIMIT_COUNT] = {
-	[ISO_LIMIT_CPU] = RLIMIT_CPU,	    [ISO_LIMIT_AS] = RLIMIT_AS,
-	[ISO_LIMIT_NOFILE] = RLIMIT_NOFILE, [ISO_LIMIT_NPROC] = RLIMIT_NPROC,
-	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,   [ISO_LIMIT_STACK] = RLIMIT_STACK,
-	[ISO_LIMIT_SCRATCH] = -1,	    [ISO_LIMIT_SHM] = -1,
+	[ISO_LIMIT_CPU] = RLIMIT_CPU,
+	[ISO_LIMIT_AS] = RLIMIT_AS,
+	[ISO_LIMIT_NOFILE] = RLIMIT_NOFILE,
+	[ISO_LIMIT_NPROC] = RLIMIT_NPROC,
+	[ISO_LIMIT_FSIZE] = RLIMIT_FSIZE,
+	[ISO_LIMIT_STACK] = RLIMIT_STACK,
+	[ISO_LIMIT_SCRATCH] = -1,
+	[ISO_LIMIT_SHM] = -1,
 	/* The whole guest's, on its cgroup (tests/live_cgroup.c). */
-	[ISO_LIMIT_MEMORY] = -1,	    [ISO_LIMIT_PIDS] = -1,
+	[ISO_LIMIT_MEMORY] = -1,
+	[ISO_LIMIT_PIDS] = -1,
 	[ISO_LIMIT_CPUS] = -1,
 };
 
@@ -1394,8 +1375,7 @@ static int check_limit(int resource, rlim_t want, rlim_t want_max)
 {
 	struct rlimit rl;
 
-	return getrlimit(resource, &rl) == 0 && rl.rlim_cur == want &&
-	       rl.rlim_max == want_max;
+	return getrlimit(resource, &rl) == 0 && rl.rlim_cur == want && rl.rlim_max == want_max;
 }
 
 static int try_rlimits(void)
@@ -1418,8 +1398,7 @@ static int try_rlimits(void)
 		 * would raise the hard limit. */
 		if (i == ISO_LIMIT_CPU && cpu_before.rlim_max > want)
 			want_max = want + 1;
-		if (limit_resources[i] >= 0 &&
-		    !check_limit(limit_resources[i], want, want_max))
+		if (limit_resources[i] >= 0 && !check_limit(limit_resources[i], want, want_max))
 			return 10 + i;
 	}
 	return check_limit(RLIMIT_CORE, 0, 0) ? 0 : 20;
@@ -1478,8 +1457,7 @@ START_TEST(rlimits_uint64_max_is_infinity)
 			continue;
 		ck_assert_int_eq(getrlimit(limit_resources[i], &rl), 0);
 		infinite += rl.rlim_max == RLIM_INFINITY;
-		plan.limits[i] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX
-							      : rl.rlim_max;
+		plan.limits[i] = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max;
 	}
 	ck_assert_int_gt(infinite, 0); /* probed by infinite_hard_limit() */
 	ck_assert_int_eq(run_rlimits(&plan), 0);
@@ -1502,8 +1480,7 @@ static const char *infinite_cpu_hard_limit(void)
 
 START_TEST(rlimits_cpu_beyond_the_kernels_count_is_infinity)
 {
-	static const uint64_t asked[] = { 76480200929599801ull, 18446744074ull,
-					  18446744073ull };
+	static const uint64_t asked[] = { 76480200929599801ull, 18446744074ull, 18446744073ull };
 	static const rlim_t got[][2] = { { RLIM_INFINITY, RLIM_INFINITY },
 					 { RLIM_INFINITY, RLIM_INFINITY },
 					 { 18446744073ull, 18446744074ull } };
@@ -1554,9 +1531,8 @@ START_TEST(rlimits_failure_names_the_limit)
 
 		/* Unprivileged, a hard limit cannot be raised again. */
 		if (setrlimit(RLIMIT_NOFILE, &low) < 0 ||
-		    (geteuid() == 0 &&
-		     (setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-		      setresuid(NOBODY, NOBODY, NOBODY) < 0)))
+		    (geteuid() == 0 && (setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+					setresuid(NOBODY, NOBODY, NOBODY) < 0)))
 			_exit(SETUP_FAILED);
 		rc = confine_apply_rlimits(&plan, why, sizeof why);
 		child_exit(rc == -EPERM && strstr(why, "nofile") ? 0 : 1);
@@ -1585,10 +1561,9 @@ START_TEST(loopback_comes_up)
 		memset(&ifr, 0, sizeof ifr);
 		strlcpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name);
 		fd = socket(AF_INET, SOCK_DGRAM, 0);
-		child_exit(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
-					   (ifr.ifr_flags & IFF_UP)
-				   ? 0
-				   : 2);
+		child_exit(fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_UP)
+			       ? 0
+			       : 2);
 	}
 	ck_assert_int_eq(exit_code(wait_child(pid)), 0);
 }
@@ -1608,7 +1583,8 @@ START_TEST(world_top_entries_are_the_hosts_whatever_the_cwd)
 
 	if (pid == 0) {
 		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
-		char dir[] = "/tmp/isospawn-cwd.XXXXXX", why[256], path[16], host[4][256], tree[256];
+		char dir[] = "/tmp/isospawn-cwd.XXXXXX", why[256], path[16], host[4][256],
+		     tree[256];
 		struct iso_world w;
 		struct stat st;
 		ssize_t a[4], b;
@@ -1685,8 +1661,10 @@ START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
 		struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OFF);
 		char dir[] = "/var/tmp/isospawn-point.XXXXXX", out[64], leaf[96], why[256];
 		char *write[] = { out, NULL };
-		struct iso_plan plan = { .program = "/bin/true", .grants = { { .path = leaf } },
-					 .ngrants = 1, .stdio = { -1, -1, -1 } };
+		struct iso_plan plan = { .program = "/bin/true",
+					 .grants = { { .path = leaf } },
+					 .ngrants = 1,
+					 .stdio = { -1, -1, -1 } };
 		struct iso_world w;
 		struct stat st;
 		int fd, rc, failed = 0;
@@ -1695,14 +1673,17 @@ START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
 		snprintf(out, sizeof out, "%s/out", mkdtemp(dir) ? dir : "/nonexistent");
 		snprintf(leaf, sizeof leaf, "%s/grant", out);
 		rule.write = write;
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    chmod(dir, 0755) < 0 || mkdir(out, 0755) < 0 ||
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 || chmod(dir, 0755) < 0 ||
+		    mkdir(out, 0755) < 0 ||
 		    world_prepare(&w, &rule, &root_caller, why, sizeof why) < 0)
 			_exit(SETUP_FAILED);
 		for (size_t i = 0; i < COUNT(modes); i++) {
 			/* The grant on the host, over the directory the tree shows. */
-			if (chmod(out, modes[i]) < 0 || mount("tmpfs", out, "tmpfs", 0, "mode=0755") < 0 ||
-			    (fd = open(leaf, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) < 0 || close(fd) < 0 ||
+			if (chmod(out, modes[i]) < 0 ||
+			    mount("tmpfs", out, "tmpfs", 0, "mode=0755") < 0 ||
+			    (fd = open(leaf, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) < 0 ||
+			    close(fd) < 0 ||
 			    (plan.grants[0].fd = open(leaf, O_PATH | O_CLOEXEC)) < 0)
 				_exit(SETUP_FAILED);
 			rc = enter_world(&w, &plan, 65534);
@@ -1711,7 +1692,8 @@ START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
 				_exit(SETUP_FAILED);
 			if (modes[i] == 0755 && (rc == 0 || lstat(leaf, &st) == 0))
 				failed = 1;
-			if (modes[i] == 0777 && (rc != 0 || lstat(leaf, &st) < 0 || st.st_uid != 65534))
+			if (modes[i] == 0777 &&
+			    (rc != 0 || lstat(leaf, &st) < 0 || st.st_uid != 65534))
 				failed = 2;
 			(void)unlink(leaf);
 		}
@@ -1723,11 +1705,10 @@ START_TEST(world_grant_point_in_a_host_directory_is_made_as_the_guest)
 }
 END_TEST
 
-
 /* Add a check that the filter refuses what fn tries, unless fn, run
  * without any filter, already ends with `refused` (feature.h). */
-static void add_refusal(TCase *tc, const TTest *t, int (*fn)(void),
-			int refused, const char *key, const char *feature)
+static void add_refusal(TCase *tc, const TTest *t, int (*fn)(void), int refused, const char *key,
+			const char *feature)
 {
 	tcase_add_unless(tc, t, feature_baseline(fn, refused, key, feature));
 }
@@ -1763,10 +1744,9 @@ static Suite *kernel_suite(void)
 	add_refusal(tc, default_refuses_x32_ptrace, try_x32_ptrace, EPERM, "x32",
 		    "an x32 ptrace that is not refused already");
 #endif
-	add_refusal(tc, default_refuses_keyctl, try_keyctl, EPERM, "keyctl",
-		    "keyctl(2)");
-	add_refusal(tc, default_refuses_other_personalities, try_refused_personalities, 0, "personality",
-		    "personality(2) that accepts other personalities");
+	add_refusal(tc, default_refuses_keyctl, try_keyctl, EPERM, "keyctl", "keyctl(2)");
+	add_refusal(tc, default_refuses_other_personalities, try_refused_personalities, 0,
+		    "personality", "personality(2) that accepts other personalities");
 	tcase_add_test(tc, default_allows_personality_query_and_linux);
 	tcase_add_test(tc, default_allows_fork_and_thread);
 	tcase_add_test(tc, default_allows_spawn_exec_path);
@@ -1779,8 +1759,8 @@ static Suite *kernel_suite(void)
 		    "CAP_NET_RAW for a packet socket (root)");
 	tcase_add_test(tc, strict_allows_unix_and_inet_sockets);
 	tcase_add_test(tc, default_refuses_socket_families_but_unix_inet_netlink);
-	add_refusal(tc, default_refuses_netlink_connector_and_uevent, try_netlink, EPERM,
-		    "uevent", "a NETLINK_KOBJECT_UEVENT socket");
+	add_refusal(tc, default_refuses_netlink_connector_and_uevent, try_netlink, EPERM, "uevent",
+		    "a NETLINK_KOBJECT_UEVENT socket");
 	add_refusal(tc, default_refuses_adding_a_file_system_key, try_fscrypt_add_key, EPERM,
 		    "fscrypt", "FS_IOC_ADD_ENCRYPTION_KEY");
 	tcase_add_test(tc, default_refuses_fanotify_quotactl_fd_modify_ldt);
@@ -1797,20 +1777,19 @@ static Suite *kernel_suite(void)
 		    "set-id mode bits that the kernel lets a file's owner set");
 	add_refusal(tc, default_answers_enosys_for_openat2_and_fchmodat2, try_openat2_fchmodat2, 0,
 		    "openat2", "openat2(2) (Linux 5.6)");
-	add_refusal(tc, default_refuses_terminal_signals_ldisc_and_exclusive_mode, try_tty_ioctls, 0,
-		    "pty", "a pseudo-terminal and TIOCSWINSZ on it");
-	add_refusal(tc, default_refuses_taking_a_controlling_terminal, try_tiocsctty, EPERM,
-		    "pty", "a pseudo-terminal taken as a controlling terminal");
-	add_refusal(tc, prepare_compiles_once, try_keyctl, EPERM, "keyctl",
-		    "keyctl(2)");
+	add_refusal(tc, default_refuses_terminal_signals_ldisc_and_exclusive_mode, try_tty_ioctls,
+		    0, "pty", "a pseudo-terminal and TIOCSWINSZ on it");
+	add_refusal(tc, default_refuses_taking_a_controlling_terminal, try_tiocsctty, EPERM, "pty",
+		    "a pseudo-terminal taken as a controlling terminal");
+	add_refusal(tc, prepare_compiles_once, try_keyctl, EPERM, "keyctl", "keyctl(2)");
 	suite_add_tcase(s, tc);
-
 
 	tc = tcase_create("landlock");
 	tcase_set_timeout(tc, 30);
 	tcase_add_unchecked_fixture(tc, landlock_setup, landlock_teardown);
 	tcase_add_unless(tc, landlock_refuses_read_beneath_home, need_landlock(1));
-	tcase_add_unless(tc, landlock_optional_below_the_rules_abi_still_confines, need_landlock(1));
+	tcase_add_unless(tc, landlock_optional_below_the_rules_abi_still_confines,
+			 need_landlock(1));
 	tcase_add_unless(tc, landlock_allows_read_usr_bin_true, need_landlock(1));
 	tcase_add_unless(tc, landlock_allows_write_in_scratch, need_landlock(1));
 	tcase_add_unless(tc, landlock_refuses_write_in_var_tmp, need_landlock(1));
@@ -1825,7 +1804,8 @@ static Suite *kernel_suite(void)
 
 	tc = tcase_create("world");
 	tcase_add_unless(tc, world_top_entries_are_the_hosts_whatever_the_cwd, feature_root());
-	tcase_add_unless(tc, world_grant_point_in_a_host_directory_is_made_as_the_guest, feature_root());
+	tcase_add_unless(tc, world_grant_point_in_a_host_directory_is_made_as_the_guest,
+			 feature_root());
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rlimits");

@@ -121,8 +121,8 @@ START_TEST(live_workdir_results_are_the_callers_own)
 	ck_assert_str_eq(text, "result\n");
 	not_the_callers = 0;
 	ck_assert_int_eq(nftw(dir, owned_by_caller, 16, FTW_PHYS), 0);
-	ck_assert_msg(not_the_callers == 0, "%d entries are not the caller's: %s",
-		      not_the_callers, not_the_callers_path);
+	ck_assert_msg(not_the_callers == 0, "%d entries are not the caller's: %s", not_the_callers,
+		      not_the_callers_path);
 	ck_assert_int_eq(nftw(dir, remove_one, 16, FTW_PHYS | FTW_DEPTH), 0);
 }
 END_TEST
@@ -214,7 +214,8 @@ START_TEST(live_cli_grant_through_a_link_and_a_missing_one)
 
 	run_cli(missing, NULL, &r);
 	ck_assert_int_eq(r.exit_code, 125);
-	ck_assert_str_eq(r.err, "isospawn: read grant /nonexistent/grant: No such file or directory\n");
+	ck_assert_str_eq(r.err,
+			 "isospawn: read grant /nonexistent/grant: No such file or directory\n");
 }
 END_TEST
 
@@ -303,8 +304,8 @@ START_TEST(live_passed_descriptors_keep_their_numbers)
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	run(fds, pass_five_and_nine, &root, &r);
 	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EINVAL &&
-		      strstr(r.reason, "pass-fd 9: a directory"), "outcome %d: %s", r.outcome,
-		      r.reason);
+			  strstr(r.reason, "pass-fd 9: a directory"),
+		      "outcome %d: %s", r.outcome, r.reason);
 }
 END_TEST
 
@@ -355,7 +356,8 @@ START_TEST(live_network_none_guest_uses_its_own_loopback)
 	struct run r;
 
 	if (access(PYTHON, X_OK) != 0) {
-		check_skip("a check of live_lend", PYTHON " is not installed (scripts/deps installs it)");
+		check_skip("a check of live_lend",
+			   PYTHON " is not installed (scripts/deps installs it)");
 		return;
 	}
 	become(T_CALLER);
@@ -412,8 +414,9 @@ static const char *ramfs_refuses_idmap(const char *dir)
 	int ns = some_userns(), rc;
 
 	a.userns_fd = (uint64_t)ns;
-	rc = tree < 0 || ns < 0 ? -1 : (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH,
-						      &a, sizeof(a));
+	rc = tree < 0 || ns < 0
+		 ? -1
+		 : (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a));
 	if (rc < 0 && errno == EINVAL && tree >= 0 && ns >= 0)
 		why[0] = '\0';
 	else
@@ -448,10 +451,12 @@ START_TEST(live_grant_on_a_file_system_without_idmap_is_refused)
 	become(T_CALLER);
 	run((const char *[]){ "/bin/true", NULL }, lend_for_reading, dir, &r);
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
-	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EINVAL,
-		      "outcome %d code %d: %s", r.outcome, r.code, r.reason);
-	snprintf(want, sizeof(want), "grant %s: its file system (ramfs), or one mounted below "
-		 "it, cannot be idmapped on this kernel", dir);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_FAILED && r.code == EINVAL, "outcome %d code %d: %s",
+		      r.outcome, r.code, r.reason);
+	snprintf(want, sizeof(want),
+		 "grant %s: its file system (ramfs), or one mounted below "
+		 "it, cannot be idmapped on this kernel",
+		 dir);
 	ck_assert_str_eq(r.reason, want);
 }
 END_TEST

@@ -97,8 +97,8 @@ static void read_three_uids(struct client *c, uid_t uids[3])
 	unsigned u[3];
 
 	client_read(c, line, sizeof(line), 30000);
-	ck_assert_msg(sscanf(line, "uids %u %u %u", &u[0], &u[1], &u[2]) == 3,
-		      "client said: %s", line);
+	ck_assert_msg(sscanf(line, "uids %u %u %u", &u[0], &u[1], &u[2]) == 3, "client said: %s",
+		      line);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_uint_ge(u[i], S_POOL_FIRST);
 		ck_assert_uint_le(u[i], S_POOL_LAST);
@@ -123,8 +123,8 @@ START_TEST(live_grandchild_of_an_exited_guest_does_not_survive)
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_int_eq(r.exit_code, 0);
 	/* The guest did leave a grandchild behind when it exited. */
-	ck_assert_msg(sscanf(r.out, "%d", &grandchild) == 1 && grandchild > 0,
-		      "probe said: %s", r.out);
+	ck_assert_msg(sscanf(r.out, "%d", &grandchild) == 1 && grandchild > 0, "probe said: %s",
+		      r.out);
 	s.uids = &r.uid;
 	ck_assert_msg(within_ms(no_process_of, &s, GONE_WITHIN_MS),
 		      "%d process(es) of guest uid %u still running after %d ms",
@@ -194,8 +194,8 @@ START_TEST(live_sigkill_of_client_leaves_no_guest_lease_or_helper)
 	t0 = now_us();
 	client_end(&c, SIGKILL);
 	ck_assert_msg(within_ms(nothing_left, &l, GONE_WITHIN_MS),
-		      "%.0f ms after the client was killed: %s",
-		      (double)(now_us() - t0) / 1000, l.what);
+		      "%.0f ms after the client was killed: %s", (double)(now_us() - t0) / 1000,
+		      l.what);
 }
 END_TEST
 
@@ -216,8 +216,8 @@ START_TEST(live_guests_die_with_a_killed_helper)
 		wait_asleep(uids[i]);
 	ck_assert_int_eq(kill(helper, SIGKILL), 0);
 	ck_assert_msg(within_ms(no_process_of_reaping, &s, GONE_WITHIN_MS),
-		      "%d guest process(es) outlived the helper by %d ms",
-		      processes_of(uids, 3), GONE_WITHIN_MS);
+		      "%d guest process(es) outlived the helper by %d ms", processes_of(uids, 3),
+		      GONE_WITHIN_MS);
 	client_end(&c, SIGKILL);
 	reap_adopted();
 }
@@ -252,8 +252,7 @@ START_TEST(live_forked_child_freeing_the_connection_leaves_the_parents_guests)
 	ck_assert_msg(iso_wait(g, 500) == 1, "the freed guest ended: %s (%s)",
 		      iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED ? "killed" : "?",
 		      iso_last_error());
-	ck_assert_msg(iso_wait(h, 0) == 1, "the other guest ended (%s)",
-		      iso_last_error());
+	ck_assert_msg(iso_wait(h, 0) == 1, "the other guest ended (%s)", iso_last_error());
 	iso_guest_free(h);
 	h = must_start(conn, again, 0);
 	must_end(h, 5000);
@@ -316,8 +315,8 @@ static __attribute__((noreturn)) void caller_that_reaps_every_child(int req_fd, 
 	sigaction(SIGCHLD, &sa, NULL);
 	if (iso_open(&conn) < 0 || ask_root(req_fd, ack_fd, 'k') < 0 ||
 	    !within_ms(reaped, &helper, 5000)) {
-		fprintf(stderr, "helper not started or not reaped as pid %d: %s\n",
-			REUSED_PID, iso_last_error());
+		fprintf(stderr, "helper not started or not reaped as pid %d: %s\n", REUSED_PID,
+			iso_last_error());
 		child_exit(2);
 	}
 	if (ask_root(req_fd, ack_fd, 'n') < 0)
@@ -369,8 +368,8 @@ static __attribute__((noreturn)) void root_of_the_namespace(int req_fd, int ack_
 		if (write(ack_fd, &ok, 1) != 1)
 			break;
 	}
-	_exit(waitpid(caller, &wstatus, 0) == caller && WIFEXITED(wstatus) ?
-		      WEXITSTATUS(wstatus) : 3);
+	_exit(waitpid(caller, &wstatus, 0) == caller && WIFEXITED(wstatus) ? WEXITSTATUS(wstatus)
+									   : 3);
 }
 
 /* In a child of the test (whose own later forks, LeakSanitizer's at its
@@ -401,8 +400,7 @@ static __attribute__((noreturn)) void in_a_pid_namespace_of_its_own(void)
 	}
 	iso_close_fds(req, 2);
 	iso_close_fds(ack, 2);
-	_exit(waitpid(root, &wstatus, 0) == root && WIFEXITED(wstatus) ?
-		      WEXITSTATUS(wstatus) : 3);
+	_exit(waitpid(root, &wstatus, 0) == root && WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 3);
 }
 
 START_TEST(live_close_waits_for_its_helper_not_a_child_that_took_its_pid)
@@ -475,8 +473,10 @@ START_TEST(live_stopped_helper_does_not_extend_a_guest_past_its_timeout)
 	ck_assert_int_eq(kill(helper, SIGSTOP), 0);
 	gone = within_ms(no_process_of, &s, GONE_WITHIN_MS);
 	ck_assert_int_eq(kill(helper, SIGCONT), 0);
-	ck_assert_msg(gone, "the guest outlived its 1 s timeout by %d ms while its helper "
-		      "was stopped", GONE_WITHIN_MS);
+	ck_assert_msg(gone,
+		      "the guest outlived its 1 s timeout by %d ms while its helper "
+		      "was stopped",
+		      GONE_WITHIN_MS);
 	client_go(&c);
 	client_read(&c, line, sizeof(line), 30000);
 	ck_assert_msg(sscanf(line, "outcome %d exit %d", &outcome, &exit_code) == 2,
@@ -617,7 +617,8 @@ static int client_tries_to_freeze_its_helper(int out, int in)
 	snprintf(pid, sizeof(pid), "%d", (int)helper_of(getpid()));
 	rc = mkdir(frozen, 0755) == 0 && write_text(path, pid) == 0;
 	snprintf(path, sizeof(path), "%s/cgroup.freeze", frozen);
-	dprintf(out, "served; %s\n", rc && write_text(path, "1") == 0 ? "froze it" : "could not freeze it");
+	dprintf(out, "served; %s\n",
+		rc && write_text(path, "1") == 0 ? "froze it" : "could not freeze it");
 	iso_close(conn);
 	return 0;
 }
@@ -669,7 +670,8 @@ START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup)
 	snprintf(path, sizeof(path), "%s/cgroup.procs: owned by uid %u", delegated,
 		 (unsigned)S_CALLER);
 	ck_assert_msg(strncmp(line, "refused ", 8) == 0 && strstr(line, path) &&
-		      strstr(line, "isospawn.socket"), "client said: %s", line);
+			  strstr(line, "isospawn.socket"),
+		      "client said: %s", line);
 }
 END_TEST
 
@@ -711,7 +713,8 @@ START_TEST(live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freeze
 	snprintf(path, sizeof(path), "%s/freezer.state: owned by uid %u", delegated,
 		 (unsigned)S_CALLER);
 	ck_assert_msg(strncmp(line, "refused ", 8) == 0 && strstr(line, path) &&
-		      strstr(line, "isospawn.socket"), "client said: %s", line);
+			  strstr(line, "isospawn.socket"),
+		      "client said: %s", line);
 	ck_assert_int_eq(access(delegated, F_OK), -1);
 }
 END_TEST
@@ -790,9 +793,10 @@ START_TEST(live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_gues
 	ck_assert_msg(running, "the set-user-ID probe never ran as uid %u", (unsigned)uid);
 	ck_assert_uint_eq(run_one_guest_as(W_CALLER), uid);
 	ck_assert_msg(waitpid(stray, &wstatus, WNOHANG) == stray && WIFSIGNALED(wstatus) &&
-			      WTERMSIG(wstatus) == SIGKILL,
+			  WTERMSIG(wstatus) == SIGKILL,
 		      "the process of uid %u started from a set-user-ID file outlived its "
-		      "next lease", (unsigned)uid);
+		      "next lease",
+		      (unsigned)uid);
 	ck_assert_int_eq(unlink(planted), 0);
 }
 END_TEST
@@ -809,9 +813,12 @@ static Suite *orphans_suite(void)
 	tcase_add_test(orphans, live_close_waits_for_its_helper_not_a_child_that_took_its_pid);
 	tcase_add_test(orphans, live_stopped_helper_does_not_extend_a_guest_past_its_timeout);
 	tcase_add_test(orphans, live_caller_cannot_stop_its_helper_and_leave_its_guests_behind);
-	tcase_add_test(orphans, live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
-	tcase_add_test(orphans, live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup);
-	tcase_add_test(orphans, live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer);
+	tcase_add_test(orphans,
+		       live_set_user_id_process_of_a_pool_uid_is_killed_before_its_next_guest);
+	tcase_add_test(orphans,
+		       live_helper_refuses_a_caller_that_could_freeze_it_through_its_cgroup);
+	tcase_add_test(orphans,
+		       live_helper_refuses_a_caller_that_could_freeze_it_through_a_v1_freezer);
 	tcase_set_timeout(orphans, 60);
 	suite_add_tcase(s, orphans);
 	return s;

@@ -33,8 +33,7 @@ static struct iso_policy pol;
 /* ------------------------------------------------------------------ */
 /* The file and its directories (root)                                  */
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
 }
@@ -59,8 +58,8 @@ static void setup_tree(void)
 {
 	umask(022);
 	ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
-		      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-		      mount("tmpfs", "/var/lib", "tmpfs", MS_NOSUID, "mode=0755") == 0,
+			  mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+			  mount("tmpfs", "/var/lib", "tmpfs", MS_NOSUID, "mode=0755") == 0,
 		      "a private /var/lib: %s", strerror(errno));
 	ck_assert_int_eq(mkdir(ROOT_DIR, 0755), 0);
 	ck_assert_int_eq(chmod(ROOT_DIR, 0755), 0);
@@ -80,14 +79,12 @@ static int check_path(const char *path)
 	return policy_check_path(path, 0, why, sizeof(why));
 }
 
-static void check_path_refused(const char *path, int code,
-			       const char *reason)
+static void check_path_refused(const char *path, int code, const char *reason)
 {
 	int rc = check_path(path);
 
 	ck_assert_int_eq(rc, code);
-	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"",
-		      why, reason);
+	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"", why, reason);
 }
 
 START_TEST(check_path_good_file)
@@ -167,8 +164,7 @@ END_TEST
 
 START_TEST(check_path_missing_file)
 {
-	check_path_refused(ROOT_DIR "/absent.conf", -ENOENT,
-			   ROOT_DIR "/absent.conf: ");
+	check_path_refused(ROOT_DIR "/absent.conf", -ENOENT, ROOT_DIR "/absent.conf: ");
 }
 END_TEST
 
@@ -187,9 +183,7 @@ END_TEST
 START_TEST(load_refuses_writable_file)
 {
 	ck_assert_int_eq(chmod(ROOT_DIR "/good.conf", 0646), 0);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, NULL, why,
-				     sizeof(why)),
-			 -EPERM);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/good.conf", &pol, NULL, why, sizeof(why)), -EPERM);
 	ck_assert_ptr_null(pol.rules);
 	ck_assert_uint_eq(pol.nrules, 0);
 }
@@ -198,9 +192,7 @@ END_TEST
 START_TEST(load_names_file_in_errors)
 {
 	write_file(ROOT_DIR "/bad.conf", "rule user:#1 {\npool 0-1\n", 0644);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/bad.conf", &pol, NULL, why,
-				     sizeof(why)),
-			 -EINVAL);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/bad.conf", &pol, NULL, why, sizeof(why)), -EINVAL);
 	ck_assert_msg(strstr(why, ROOT_DIR "/bad.conf:2: expected a pool "
 					   "without uid 0") != NULL,
 		      "got \"%s\"", why);
@@ -216,9 +208,7 @@ START_TEST(load_refuses_oversized_file)
 	text[ISO_POLICY_FILE_MAX + 1] = '\0';
 	write_file(ROOT_DIR "/big.conf", text, 0644);
 	free(text);
-	ck_assert_int_eq(policy_load(ROOT_DIR "/big.conf", &pol, NULL, why,
-				     sizeof(why)),
-			 -EINVAL);
+	ck_assert_int_eq(policy_load(ROOT_DIR "/big.conf", &pol, NULL, why, sizeof(why)), -EINVAL);
 	ck_assert_msg(strstr(why, ROOT_DIR "/big.conf: expected at most 65536 "
 					   "bytes, got more") != NULL,
 		      "got \"%s\"", why);
@@ -243,7 +233,8 @@ static int load(void)
 	write_file(MAIN,
 		   "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
 		   "include " DROPINS "\n"
-		   "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n", 0644);
+		   "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n",
+		   0644);
 	why[0] = '\0';
 	return policy_load(MAIN, &pol, NULL, why, sizeof(why));
 }
@@ -275,8 +266,10 @@ START_TEST(load_reads_dropins_in_place_of_include_in_byte_order)
 	int rc;
 
 	dropin("b.conf", "rule user:#3 {\npool 1900000030-1900000039\nprograms any\n}\n", 0644);
-	dropin("A.conf", "# first\n\nrule user:#2 {\npool 1900000020-1900000029\nprograms any\n}\n", 0644);
-	dropin("c.conf.dpkg-old", "rule user:#4 {\npool 1900000040-1900000049\nprograms any\n}\n", 0644);
+	dropin("A.conf", "# first\n\nrule user:#2 {\npool 1900000020-1900000029\nprograms any\n}\n",
+	       0644);
+	dropin("c.conf.dpkg-old", "rule user:#4 {\npool 1900000040-1900000049\nprograms any\n}\n",
+	       0644);
 	dropin(".d.conf", "rule user:#5 {\npool 1900000050-1900000059\nprograms any\n}\n", 0644);
 	dropin("e.txt", "not a policy", 0644);
 	rc = load();
@@ -296,9 +289,10 @@ END_TEST
 START_TEST(load_error_in_dropin_names_its_file_and_line)
 {
 	dropin("10-ok.conf", "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n}\n", 0644);
-	dropin("20-bad.conf", "rule user:#3 {\npool 1900000030-1900000039\nnetwork maybe\n}\n", 0644);
+	dropin("20-bad.conf", "rule user:#3 {\npool 1900000030-1900000039\nnetwork maybe\n}\n",
+	       0644);
 	load_refused(-EINVAL, DROPINS "/20-bad.conf:3: expected 'host', 'none' or "
-			      "'none-only' after 'network', got 'maybe'");
+				      "'none-only' after 'network', got 'maybe'");
 }
 END_TEST
 
@@ -306,8 +300,8 @@ START_TEST(load_pools_apart_across_files)
 {
 	dropin("x.conf", "rule user:#2 {\npool 1900000015-1900000025\nprograms any\n}\n", 0644);
 	load_refused(-EINVAL, DROPINS "/x.conf:2: expected a pool apart from the pool "
-			      "1900000010-1900000019 of the rule at " MAIN ":1, got "
-			      "'1900000015-1900000025'");
+				      "1900000010-1900000019 of the rule at " MAIN ":1, got "
+				      "'1900000015-1900000025'");
 }
 END_TEST
 
@@ -315,7 +309,8 @@ START_TEST(load_pools_apart_from_rules_after_include)
 {
 	dropin("x.conf", "rule user:#2 {\npool 1900000090-1900000090\nprograms any\n}\n", 0644);
 	load_refused(-EINVAL, MAIN ":7: expected a pool apart from the pool "
-			      "1900000090-1900000090 of the rule at " DROPINS "/x.conf:1, got '1900000090-1900000099'");
+				   "1900000090-1900000090 of the rule at " DROPINS
+				   "/x.conf:1, got '1900000090-1900000099'");
 }
 END_TEST
 
@@ -372,8 +367,7 @@ START_TEST(load_refuses_too_many_dropins)
 		snprintf(name, sizeof(name), "%03d.conf", i);
 		dropin(name, "", 0644);
 	}
-	load_refused(-EINVAL, MAIN ":5: expected at most 64 *.conf files in " DROPINS
-			      ", got 65");
+	load_refused(-EINVAL, MAIN ":5: expected at most 64 *.conf files in " DROPINS ", got 65");
 }
 END_TEST
 
@@ -404,8 +398,10 @@ START_TEST(collecting_load_notes_every_error_of_every_file)
 	struct iso_policy_report report = { .flags = ISO_POLICY_COLLECT };
 	int rc;
 
-	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
-			 "network maybe\n}\ninclude " DROPINS "\nbogus\n", 0644);
+	write_file(MAIN,
+		   "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n"
+		   "network maybe\n}\ninclude " DROPINS "\nbogus\n",
+		   0644);
 	dropin("a.conf", "rule user:#2 {\npool 5\nprograms any\n}\n", 0644);
 	dropin("b.conf", "rule user:#3 {\npool 1900000015-1900000016\nprograms any\n}\n", 0644);
 	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
@@ -414,20 +410,21 @@ START_TEST(collecting_load_notes_every_error_of_every_file)
 	ck_assert_uint_eq(report.errors, 4);
 	ck_assert_uint_eq(report.nnotes, 4);
 	ck_assert_str_eq(report.notes[0], MAIN ":4: expected 'host', 'none' or 'none-only' after "
-					  "'network', got 'maybe'");
+					       "'network', got 'maybe'");
 	ck_assert_str_eq(report.notes[1], MAIN ":7: expected 'rule', 'defaults', 'include', "
-					  "'audit-log' or 'cgroup-parent', got 'bogus'");
+					       "'audit-log' or 'cgroup-parent', got 'bogus'");
 	ck_assert_str_eq(report.notes[2], DROPINS "/a.conf:2: expected FIRST-LAST (two uids "
-					  "from 1 to 4294967294) after 'pool', got '5'");
-	ck_assert_str_eq(report.notes[3], DROPINS "/b.conf:2: expected a pool apart from the "
-					  "pool 1900000010-1900000019 of the rule at " MAIN ":1, got "
-					  "'1900000015-1900000016'");
+						  "from 1 to 4294967294) after 'pool', got '5'");
+	ck_assert_str_eq(report.notes[3],
+			 DROPINS "/b.conf:2: expected a pool apart from the "
+				 "pool 1900000010-1900000019 of the rule at " MAIN ":1, got "
+				 "'1900000015-1900000016'");
 	ck_assert_str_eq(why, report.notes[0]);
 	policy_report_free(&report);
 	why[0] = '\0';
 	ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, MAIN ":4: expected 'host', 'none' or 'none-only' after 'network', "
-			      "got 'maybe'");
+				   "got 'maybe'");
 }
 END_TEST
 
@@ -456,35 +453,44 @@ START_TEST(dropin_rule_of_a_missing_account_matches_no_one)
 	struct iso_policy_report report = { 0 };
 	int rc;
 
-	dropin("a.conf", "rule user:isospawn-no-such-user {\npool 1900000020-1900000029\n"
-			 "programs any\n}\nrule group:isospawn-no-such-group {\n"
-			 "pool 1900000030-1900000039\nprograms any\n}\n", 0644);
+	dropin("a.conf",
+	       "rule user:isospawn-no-such-user {\npool 1900000020-1900000029\n"
+	       "programs any\n}\nrule group:isospawn-no-such-group {\n"
+	       "pool 1900000030-1900000039\nprograms any\n}\n",
+	       0644);
 	dropin("b.conf", "rule user:#2 {\npool 1900000025-1900000025\nprograms any\n}\n", 0644);
 	/* Its pool is still its own. */
 	ck_assert_int_eq(load(), -EINVAL);
 	ck_assert_msg(strstr(why, DROPINS "/b.conf:2: expected a pool apart from the pool "
-			     "1900000020-1900000029 of the rule at " DROPINS "/a.conf:1") != NULL,
+					  "1900000020-1900000029 of the rule at " DROPINS
+					  "/a.conf:1") != NULL,
 		      "%s", why);
 	dropin("b.conf", "rule user:#2 {\npool 1900000040-1900000049\nprograms any\n}\n", 0644);
-	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
-			 "include " DROPINS "\n", 0644);
+	write_file(MAIN,
+		   "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
+		   "include " DROPINS "\n",
+		   0644);
 	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
 	ck_assert_msg(rc == 0, "%s", why);
 	ck_assert_uint_eq(pol.nrules, 4);
 	ck_assert_int_eq(pol.rules[1].match, ISO_MATCH_NOBODY);
 	ck_assert_int_eq(pol.rules[2].match, ISO_MATCH_NOBODY);
 	ck_assert_uint_eq(report.warnings, 2);
-	ck_assert_str_eq(report.notes[0], DROPINS "/a.conf:1: warning: no user "
-					  "'isospawn-no-such-user': the rule matches no one");
-	ck_assert_str_eq(report.notes[1], DROPINS "/a.conf:5: warning: no group "
-					  "'isospawn-no-such-group': the rule matches no one");
+	ck_assert_str_eq(report.notes[0],
+			 DROPINS "/a.conf:1: warning: no user "
+				 "'isospawn-no-such-user': the rule matches no one");
+	ck_assert_str_eq(report.notes[1],
+			 DROPINS "/a.conf:5: warning: no group "
+				 "'isospawn-no-such-group': the rule matches no one");
 	ck_assert_ptr_eq(policy_match(&pol, 1, 1, NULL, 0), &pol.rules[0]);
 	ck_assert_ptr_eq(policy_match(&pol, 2, 2, NULL, 0), &pol.rules[3]);
 	ck_assert_ptr_null(policy_match(&pol, 0, 0, NULL, 0));
 	policy_report_free(&report);
 	policy_free(&pol);
-	write_file(MAIN, "rule user:isospawn-no-such-user {\npool 1900000010-1900000019\n"
-			 "programs any\n}\n", 0644);
+	write_file(MAIN,
+		   "rule user:isospawn-no-such-user {\npool 1900000010-1900000019\n"
+		   "programs any\n}\n",
+		   0644);
 	ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, MAIN ":1: expected an existing user, got 'isospawn-no-such-user'");
 }
@@ -497,8 +503,10 @@ START_TEST(dropin_rules_inherit_the_defaults_and_hold_rules_only)
 	int rc;
 
 	write_file(MAIN, "defaults {\nlimit as 2G\nguests 3\n}\ninclude " DROPINS "\n", 0644);
-	dropin("a.conf", "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n"
-			 "guests 5\n}\n", 0644);
+	dropin("a.conf",
+	       "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n"
+	       "guests 5\n}\n",
+	       0644);
 	rc = policy_load(MAIN, &pol, NULL, why, sizeof(why));
 	ck_assert_msg(rc == 0, "%s", why);
 	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], 2ull << 30);
@@ -515,8 +523,10 @@ START_TEST(dropin_rules_inherit_the_defaults_and_hold_rules_only)
 
 		snprintf(text, sizeof(text), "%s\n", top[i]);
 		dropin("a.conf", text, 0644);
-		snprintf(text, sizeof(text), DROPINS "/a.conf:1: expected 'rule', got '%.*s' (a "
-			 "drop-in holds rules only)", (int)strcspn(top[i], " "), top[i]);
+		snprintf(text, sizeof(text),
+			 DROPINS "/a.conf:1: expected 'rule', got '%.*s' (a "
+				 "drop-in holds rules only)",
+			 (int)strcspn(top[i], " "), top[i]);
 		ck_assert_int_eq(policy_load(MAIN, &pol, NULL, why, sizeof(why)), -EINVAL);
 		ck_assert_str_eq(why, text);
 	}
@@ -535,19 +545,23 @@ START_TEST(draft_place_is_a_warning_and_more_files_are_dropins)
 	dropin("a.conf", "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n}\n", 0644);
 	write_file(ROOT_DIR "/extra.conf",
 		   "rule user:#3 {\npool 1900000030-1900000039\nprograms any\n}\n", 0664);
-	write_file(MAIN, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
-			 "include " DROPINS "\n"
-			 "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n", 0646);
+	write_file(MAIN,
+		   "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}\n"
+		   "include " DROPINS "\n"
+		   "rule user:#9 {\npool 1900000090-1900000099\nprograms any\n}\n",
+		   0646);
 	report.more = more;
 	rc = policy_load(MAIN, &pol, &report, why, sizeof(why));
 	ck_assert_msg(rc == 0, "%s", why);
 	ck_assert_uint_eq(report.errors, 0);
 	ck_assert_uint_eq(report.warnings, 2);
-	ck_assert_str_eq(report.notes[0], MAIN ": warning: would be refused once installed there: "
-					  MAIN ": mode 0646 is writable by others");
-	ck_assert_str_eq(report.notes[1], ROOT_DIR "/extra.conf: warning: would be refused once "
-					  "installed there: " ROOT_DIR "/extra.conf: mode 0664 is "
-					  "writable by its group");
+	ck_assert_str_eq(report.notes[0],
+			 MAIN ": warning: would be refused once installed there: " MAIN
+			      ": mode 0646 is writable by others");
+	ck_assert_str_eq(report.notes[1],
+			 ROOT_DIR "/extra.conf: warning: would be refused once "
+				  "installed there: " ROOT_DIR "/extra.conf: mode 0664 is "
+				  "writable by its group");
 	ck_assert_uint_eq(pol.nrules, 4);
 	ck_assert_uint_eq(pol.rules[1].id, 2);
 	ck_assert_uint_eq(pol.rules[2].id, 3);

@@ -108,9 +108,10 @@ static long read_to_eof(int fd, char *buf, size_t n, int timeout_ms)
 START_TEST(live_reaper_made_ahead_carries_nothing_between_guests)
 {
 	static const char *const a_argv[] = { "/bin/sh", "-c",
-		"echo left > /tmp/mark; echo a; sleep 1", NULL };
-	static const char *const b_argv[] = { "/bin/sh", "-c",
-		"ls -A /tmp; ls /proc | grep -c '^[0-9]'; id -u; sleep 5", NULL };
+					      "echo left > /tmp/mark; echo a; sleep 1", NULL };
+	static const char *const b_argv[] = {
+		"/bin/sh", "-c", "ls -A /tmp; ls /proc | grep -c '^[0-9]'; id -u; sleep 5", NULL
+	};
 	static const char *const true_argv[] = { "/bin/true", NULL };
 	char out_a[256], out_b[256], want[64];
 	int pa[2], pb[2];
@@ -143,7 +144,8 @@ START_TEST(live_reaper_made_ahead_carries_nothing_between_guests)
 		      "B's output did not end with B (%s)", out_b);
 	snprintf(want, sizeof(want), "\n%u\n", (unsigned)iso_guest_uid(b));
 	ck_assert_msg(strstr(out_b, "mark") == NULL && strstr(out_b, want) != NULL &&
-		      (out_b[0] == '2' || out_b[0] == '3' || out_b[0] == '4') && out_b[1] == '\n',
+			  (out_b[0] == '2' || out_b[0] == '3' || out_b[0] == '4') &&
+			  out_b[1] == '\n',
 		      "B saw: %s", out_b);
 	must_end(b, 10000);
 	iso_guest_free(a);

@@ -138,8 +138,8 @@ static void start_run(struct run_proc *r, const char *name, const char *const *a
 	r->hold = hold[1];
 }
 
-static void expect(struct run_proc *r, const char *name, const char *prefix,
-		   char *line, size_t size)
+static void expect(struct run_proc *r, const char *name, const char *prefix, char *line,
+		   size_t size)
 {
 	read_line(r->report, line, size);
 	ck_assert_msg(strncmp(line, prefix, strlen(prefix)) == 0,
@@ -190,7 +190,8 @@ START_TEST(two_runs_at_once_keep_their_own_roots_and_pools)
 	ck_assert_int_eq(write(b.hold, "wait\n", 5), 5);
 	expect(&b, "B", "ended ", line, sizeof(line));
 	ck_assert_msg(sscanf(line, "ended %d %d", &outcome, &code) == 2 &&
-		      outcome == ISO_OUTCOME_EXITED && code == 0, "run B: %s", line);
+			  outcome == ISO_OUTCOME_EXITED && code == 0,
+		      "run B: %s", line);
 	ck_assert_msg(uid_a != uid_b, "both runs leased uid %u", uid_a);
 	ck_assert_uint_eq(uid_a, 1900101900u + delta_a);
 	ck_assert_uint_eq(uid_b, 1900101900u + delta_b);
@@ -199,17 +200,17 @@ START_TEST(two_runs_at_once_keep_their_own_roots_and_pools)
 	ck_assert_int_eq(write(a.hold, "wait\n", 5), 5);
 	expect(&a, "A", "ended ", line, sizeof(line));
 	ck_assert_msg(sscanf(line, "ended %d %d", &outcome, &code) == 2 &&
-		      outcome == ISO_OUTCOME_EXITED && code == 0,
+			  outcome == ISO_OUTCOME_EXITED && code == 0,
 		      "run A's guest did not end on its own: %s (outcome %d = "
-		      "ISO_OUTCOME_SIGNALED: killed)", line, ISO_OUTCOME_SIGNALED);
+		      "ISO_OUTCOME_SIGNALED: killed)",
+		      line, ISO_OUTCOME_SIGNALED);
 	status = finish(&a);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run A: 0x%x", status);
 	status = finish(&b);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run B: 0x%x", status);
 
 	/* This process never left the host's mount namespace. */
-	ck_assert_msg(access(MARKER, F_OK) < 0 && errno == ENOENT,
-		      "%s is on the host", MARKER);
+	ck_assert_msg(access(MARKER, F_OK) < 0 && errno == ENOENT, "%s is on the host", MARKER);
 }
 END_TEST
 

@@ -145,7 +145,8 @@ START_TEST(live_sigstop_stops_the_guest_and_its_timeout_still_ends_it)
 		ck_assert_int_eq(iso_kill(g, SIGSTOP), 0);
 		sleep_ms(300);
 		drain(out[0]);
-		ck_assert_msg(!readable_within(out[0], 600), "the guest still writes after SIGSTOP");
+		ck_assert_msg(!readable_within(out[0], 600),
+			      "the guest still writes after SIGSTOP");
 		if (round == 0) {
 			ck_assert_int_eq(iso_kill(g, SIGCONT), 0);
 			ck_assert_msg(readable_within(out[0], 1000),
@@ -183,7 +184,7 @@ START_TEST(live_realtime_signals_reach_the_guest)
 		ck_assert_msg(iso_wait(g, 5000) == 0, "signal %d: lost, the guest still runs",
 			      sigs[i]);
 		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED &&
-				      iso_guest_code(g) == sigs[i],
+				  iso_guest_code(g) == sigs[i],
 			      "signal %d: outcome %s code %d", sigs[i],
 			      iso_outcome_name(iso_guest_outcome(g)), iso_guest_code(g));
 		iso_guest_free(g);
@@ -211,11 +212,11 @@ START_TEST(live_sigterm_right_after_spawn_is_not_lost)
 	for (int i = 0; i < 20; i++) {
 		iso_guest *g = must_start(conn, argv, 0);
 		ck_assert_int_eq(iso_kill(g, SIGTERM), 0);
-		ck_assert_msg(iso_wait(g, 5000) == 0, "round %d: SIGTERM lost, guest still running", i);
-		ck_assert_msg(iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED &&
-				      iso_guest_code(g) == SIGTERM,
-			      "round %d: outcome %d code %d", i, iso_guest_outcome(g),
-			      iso_guest_code(g));
+		ck_assert_msg(iso_wait(g, 5000) == 0, "round %d: SIGTERM lost, guest still running",
+			      i);
+		ck_assert_msg(
+		    iso_guest_outcome(g) == ISO_OUTCOME_SIGNALED && iso_guest_code(g) == SIGTERM,
+		    "round %d: outcome %d code %d", i, iso_guest_outcome(g), iso_guest_code(g));
 		iso_guest_free(g);
 	}
 	iso_close(conn);

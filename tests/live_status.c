@@ -194,9 +194,9 @@ END_TEST
 
 /* The members isospawn(1) documents, in its order. */
 static const char *const json_keys[] = {
-	"outcome", "exit_code", "code",	  "signal",	"stage", "errno", "reason",
-	"limit",   "wall_us",	"user_us", "sys_us", "maxrss_kib", "cgroup_cpu_us",
-	"memory_peak", "limits_reached", "uid", "notes",
+	"outcome",       "exit_code",   "code",           "signal",  "stage",  "errno",
+	"reason",        "limit",       "wall_us",        "user_us", "sys_us", "maxrss_kib",
+	"cgroup_cpu_us", "memory_peak", "limits_reached", "uid",     "notes",
 };
 #define JSON_KEYS (sizeof(json_keys) / sizeof(*json_keys))
 
@@ -210,7 +210,7 @@ static void json_members(const char *text, char values[JSON_KEYS][64])
 
 	ck_assert_msg(text[0] == '{', "not an object: %s", text);
 	ck_assert_msg(strchr(text, '\n') == text + strlen(text) - 1 &&
-			      text[strlen(text) - 2] == '}',
+			  text[strlen(text) - 2] == '}',
 		      "not one object on one line: %s", text);
 	for (const char *p = text; (p = strstr(p, "\": ")) != NULL; p++)
 		members++;
@@ -267,8 +267,8 @@ START_TEST(live_cli_status_json_writes_the_documented_fields)
 	/* The whole guest's, from its cgroup where it has one
 	 * (tests/live_cgroup.c checks them), else null. */
 	for (int i = 12; i <= 13; i++)
-		ck_assert_msg(is_number(v[i]) || strcmp(v[i], "null") == 0, "%s: %s",
-			      json_keys[i], v[i]);
+		ck_assert_msg(is_number(v[i]) || strcmp(v[i], "null") == 0, "%s: %s", json_keys[i],
+			      v[i]);
 	ck_assert_str_eq(v[14], "[]");
 	ck_assert_uint_ge(strtoul(v[15], NULL, 10), S_POOL_FIRST);
 	ck_assert_uint_le(strtoul(v[15], NULL, 10), S_POOL_LAST);

@@ -33,7 +33,7 @@
 #include "harness.h"
 
 #define W_MANY 4000080u /* guests 32 */
-#define W_ONE 4000081u	/* guests 1 */
+#define W_ONE 4000081u /* guests 1 */
 #define W_GUESTS 32
 
 #define WAIT_LONG_MS 60000 /* a wait no test should reach */
@@ -93,10 +93,10 @@ static void end_guest(iso_guest *g)
 struct worker {
 	pthread_t thread;
 	iso_conn *conn;
-	unsigned guests;	/* spawned on it at once, then waited for */
-	const char *how, *arg;	/* the probe's */
+	unsigned guests; /* spawned on it at once, then waited for */
+	const char *how, *arg; /* the probe's */
 	uint64_t wait_ms;
-	unsigned *left;		/* shared: spawns still to make (NULL: guests) */
+	unsigned *left; /* shared: spawns still to make (NULL: guests) */
 	pthread_mutex_t *lock;
 	unsigned spawned, refused, failed;
 	char error[512];
@@ -181,8 +181,9 @@ START_TEST(live_sixty_concurrent_spawns_that_wait_all_start_within_guests_32)
 
 	become(W_MANY);
 	for (size_t i = 0; i < 20; i++)
-		w[i] = (struct worker){ .guests = 3, .how = "sleep", .arg = "1",
-					.wait_ms = WAIT_LONG_MS };
+		w[i] = (struct worker){
+			.guests = 3, .how = "sleep", .arg = "1", .wait_ms = WAIT_LONG_MS
+		};
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	run_workers(w, 20, &total);
 	ms = ms_since(&t0);
@@ -285,13 +286,13 @@ static int is_my_helper(const struct proc_info *p, void *arg)
 {
 	struct helper_search *s = arg;
 
-	if (p->ppid != getpid() || strcmp(p->name, "isospawn-helper") != 0 || p->pid == s->not)
+	if (p->ppid != getpid() || strcmp(p->name, "isospawn-helper") != 0 || p->pid == s->not )
 		return 0;
 	s->found = p->pid;
 	return 1;
 }
 
-static pid_t my_helper(pid_t not)
+static pid_t my_helper(pid_t not )
 {
 	struct helper_search s = { not, 0 };
 
@@ -342,8 +343,8 @@ START_TEST(live_wait_that_times_out_is_refused_and_its_helper_spends_no_cpu)
 	ck_assert_msg(b.rc == -EAGAIN, "the wait ended with %d (%s)", b.rc, b.error);
 	ck_assert_msg(b.took_ms >= 1500 && b.took_ms < 1500 + 2000, "refused after %llu ms",
 		      (unsigned long long)b.took_ms);
-	ck_assert_msg(strstr(b.error, "ms the spawn waited") && strstr(b.error, "'guests'"),
-		      "%s", b.error);
+	ck_assert_msg(strstr(b.error, "ms the spawn waited") && strstr(b.error, "'guests'"), "%s",
+		      b.error);
 	end_guest(held);
 	iso_close(b.conn);
 	iso_close(a);
@@ -372,7 +373,7 @@ START_TEST(live_slot_given_back_on_another_connection_wakes_a_waiting_spawn)
 	ck_assert_msg(b.rc == 0, "the waiting spawn: %d (%s)", b.rc, b.error);
 	/* Answered after the slot was given back, and soon after. */
 	ck_assert_msg(b.answered.tv_sec > t0.tv_sec ||
-			      (b.answered.tv_sec == t0.tv_sec && b.answered.tv_nsec >= t0.tv_nsec),
+			  (b.answered.tv_sec == t0.tv_sec && b.answered.tv_nsec >= t0.tv_nsec),
 		      "started %llu ms after it asked, before the slot was given back",
 		      (unsigned long long)b.took_ms);
 	ck_assert_msg(ms_since(&t0) < 5000, "started %llu ms after the slot was given back",
@@ -724,7 +725,8 @@ START_TEST(live_forty_concurrent_cli_runs_that_wait_all_exit_0_with_guests_32)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 40; i++)
 		ck_assert_int_eq(posix_spawn(&pid[i], T_CLI, &fa, NULL, (char *const *)argv,
-					     (char *const *)envp), 0);
+					     (char *const *)envp),
+				 0);
 	for (int i = 0; i < 40; i++) {
 		ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
 		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -750,13 +752,15 @@ static Suite *wait_suite(void)
 
 	tcase_add_test(many, live_sixty_concurrent_spawns_that_wait_all_start_within_guests_32);
 	tcase_add_test(many, live_spawn_beyond_guests_32_without_a_wait_is_refused);
-	tcase_add_test(many,
-		       live_two_hundred_spawns_from_24_threads_each_waiting_for_its_guest_see_no_refusal);
+	tcase_add_test(
+	    many,
+	    live_two_hundred_spawns_from_24_threads_each_waiting_for_its_guest_see_no_refusal);
 	tcase_add_test(one, live_wait_that_times_out_is_refused_and_its_helper_spends_no_cpu);
 	tcase_add_test(one, live_slot_given_back_on_another_connection_wakes_a_waiting_spawn);
 	tcase_add_test(one, live_guest_whose_end_was_told_leaves_its_slot_to_the_next_spawn);
 	tcase_add_test(one, live_helper_stopped_while_a_spawn_waits_exits_and_leaves_nothing);
-	tcase_add_test(conn, live_connection_beyond_guests_plus_one_without_a_wait_is_refused_at_once);
+	tcase_add_test(conn,
+		       live_connection_beyond_guests_plus_one_without_a_wait_is_refused_at_once);
 	tcase_add_test(conn, live_connection_that_waits_is_opened_when_another_closes);
 	tcase_add_test(conn, live_connection_wait_times_out_with_a_clear_error);
 	tcase_add_test(conn, live_waiting_connections_are_bounded_by_guests_plus_one);

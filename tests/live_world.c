@@ -30,21 +30,21 @@
 
 /* Made by main() as root; the pid keeps concurrent runs apart. */
 static char sock_run[64], sock_tmp[64];
-#define GRANTS T_SHARED "/world"	  /* made by main(), as root */
-#define GRANT_DIR GRANTS "/dir"	  /* T_CALLER's, 0700: lent for writing */
+#define GRANTS T_SHARED "/world" /* made by main(), as root */
+#define GRANT_DIR GRANTS "/dir" /* T_CALLER's, 0700: lent for writing */
 #define GRANT_FILE GRANTS "/file" /* granted for reading */
 #define GRANT_LINK GRANTS "/link" /* a symlink to GRANT_DIR */
-#define COVER GRANTS "/cover"	  /* holds T_COVER's read a/, and b/ */
-#define T_COVER 4000070u	  /* its caller (tests/policy.conf.in) */
+#define COVER GRANTS "/cover" /* holds T_COVER's read a/, and b/ */
+#define T_COVER 4000070u /* its caller (tests/policy.conf.in) */
 #define PRIVATE GRANTS "/private" /* root's, 0700: T_PRIVATE's read, with f */
-#define T_PRIVATE 4000075u	  /* its caller (tests/policy.conf.in) */
-#define FIRST GRANTS "/first"	  /* its pool's first uid's, 0700: T_FIRST's read */
-#define T_FIRST 4000078u	  /* its caller (tests/policy.conf.in) */
+#define T_PRIVATE 4000075u /* its caller (tests/policy.conf.in) */
+#define FIRST GRANTS "/first" /* its pool's first uid's, 0700: T_FIRST's read */
+#define T_FIRST 4000078u /* its caller (tests/policy.conf.in) */
 #define FIRST_UID T_POOL(1900101979u) /* T_FIRST's rule's first pool uid, of two */
-#define SVC GRANTS "/svc"	  /* T_SVC's own */
-#define VENV SVC "/venv"	  /* T_SVC's rule's read path */
-#define T_SVC 4000077u		  /* its caller (tests/policy.conf.in) */
-#define MASKED GRANTS "/masked"	  /* holds secret, which a mount hides */
+#define SVC GRANTS "/svc" /* T_SVC's own */
+#define VENV SVC "/venv" /* T_SVC's rule's read path */
+#define T_SVC 4000077u /* its caller (tests/policy.conf.in) */
+#define MASKED GRANTS "/masked" /* holds secret, which a mount hides */
 
 static int sockets[2] = { -1, -1 };
 
@@ -64,22 +64,20 @@ static void assert_ok(const struct run *r, const char *what)
 {
 	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
 	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 0,
-		      "%s: outcome %d code %d\nstdout: %s\nstderr: %s", what,
-		      r->outcome, r->code, r->out, r->err);
+		      "%s: outcome %d code %d\nstdout: %s\nstderr: %s", what, r->outcome, r->code,
+		      r->out, r->err);
 }
 
 /* The probe ran and printed "refused: <err>". */
-static void assert_refused_with(const struct run *r, const char *what,
-				const char *err)
+static void assert_refused_with(const struct run *r, const char *what, const char *err)
 {
 	char line[64];
 
 	snprintf(line, sizeof(line), "refused: %s", err);
 	ck_assert_msg(r->spawn_rc == 0, "%s: spawn: %s", what, r->msg);
-	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 1 &&
-			      has_line(r->out, line),
-		      "%s: want \"%s\", got outcome %d code %d: %s", what, line,
-		      r->outcome, r->code, r->out);
+	ck_assert_msg(r->outcome == ISO_OUTCOME_EXITED && r->code == 1 && has_line(r->out, line),
+		      "%s: want \"%s\", got outcome %d code %d: %s", what, line, r->outcome,
+		      r->code, r->out);
 }
 
 static int installed(const char *program)
@@ -92,8 +90,7 @@ static int installed(const char *program)
 }
 
 /* One guest on its own connection. */
-static void run(const char *const *argv, spec_hook hook, void *arg,
-		struct run *r)
+static void run(const char *const *argv, spec_hook hook, void *arg, struct run *r)
 {
 	iso_conn *c = open_conn();
 
@@ -107,15 +104,15 @@ static void run(const char *const *argv, spec_hook hook, void *arg,
 START_TEST(live_python_multiprocessing_and_shared_memory_work)
 {
 	static const char script[] =
-		"import concurrent.futures, multiprocessing\n"
-		"from multiprocessing import shared_memory\n"
-		"def square(x): return x * x\n"
-		"if __name__ == '__main__':\n"
-		"    with multiprocessing.Pool(2) as p: print(p.map(square, range(4)))\n"
-		"    with concurrent.futures.ProcessPoolExecutor(2) as e:\n"
-		"        print(list(e.map(square, range(4))))\n"
-		"    m = shared_memory.SharedMemory(create=True, size=64)\n"
-		"    m.buf[0] = 42; print('shm', m.buf[0]); m.close(); m.unlink()\n";
+	    "import concurrent.futures, multiprocessing\n"
+	    "from multiprocessing import shared_memory\n"
+	    "def square(x): return x * x\n"
+	    "if __name__ == '__main__':\n"
+	    "    with multiprocessing.Pool(2) as p: print(p.map(square, range(4)))\n"
+	    "    with concurrent.futures.ProcessPoolExecutor(2) as e:\n"
+	    "        print(list(e.map(square, range(4))))\n"
+	    "    m = shared_memory.SharedMemory(create=True, size=64)\n"
+	    "    m.buf[0] = 42; print('shm', m.buf[0]); m.close(); m.unlink()\n";
 	const char *argv[] = { "/usr/bin/python3", "-c", script, NULL };
 	struct run r;
 
@@ -188,14 +185,15 @@ END_TEST
 START_TEST(live_stdio_pipes_reopen_only_in_the_direction_handed_over)
 {
 	static const char script[] =
-		"r() { if (eval \"exec 3<$1\") 2>/dev/null; "
-		"then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
-		"w() { if (eval \"exec 3>$1\" && echo x >&3) 2>/dev/null; "
-		"then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
-		"r /proc/self/fd/1 out-read; w /proc/self/fd/1 out-write\n"
-		"w /proc/self/fd/0 in-write; r /proc/self/fd/0 in-read\n"
-		"chmod 666 /proc/self/fd/1 2>/dev/null && echo chmod done >&2 || echo chmod refused >&2\n"
-		"r /proc/self/fd/1 out-read\n";
+	    "r() { if (eval \"exec 3<$1\") 2>/dev/null; "
+	    "then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
+	    "w() { if (eval \"exec 3>$1\" && echo x >&3) 2>/dev/null; "
+	    "then echo \"$2 opened\" >&2; else echo \"$2 refused\" >&2; fi; }\n"
+	    "r /proc/self/fd/1 out-read; w /proc/self/fd/1 out-write\n"
+	    "w /proc/self/fd/0 in-write; r /proc/self/fd/0 in-read\n"
+	    "chmod 666 /proc/self/fd/1 2>/dev/null && echo chmod done >&2 || echo chmod refused "
+	    ">&2\n"
+	    "r /proc/self/fd/1 out-read\n";
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	static char out[4096], err[4096];
 	int in[2], o[2], e[2];
@@ -305,10 +303,10 @@ END_TEST
 
 START_TEST(live_whoami_getuser_and_home_name_the_guest)
 {
-	const char *py[] = { "/usr/bin/python3", "-c",
-			     "import getpass; print(getpass.getuser())", NULL };
-	const char *bash[] = { "/bin/bash", "-c",
-			       "whoami; cd ~ && pwd && touch x && ls -ld ~", NULL };
+	const char *py[] = { "/usr/bin/python3", "-c", "import getpass; print(getpass.getuser())",
+			     NULL };
+	const char *bash[] = { "/bin/bash", "-c", "whoami; cd ~ && pwd && touch x && ls -ld ~",
+			       NULL };
 	struct run r;
 
 	if (!installed(py[0]) || !installed(bash[0]))
@@ -327,11 +325,11 @@ END_TEST
 START_TEST(live_git_commits_and_gcc_builds_in_tmp)
 {
 	const char *script =
-		"set -e; git init -q repo; cd repo; echo a > a; git add a; "
-		"git -c user.name=g -c user.email=g@example.org commit -qm first; "
-		"git log --format=%s; "
-		"printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > t.c; "
-		"gcc -o t t.c; ./t";
+	    "set -e; git init -q repo; cd repo; echo a > a; git add a; "
+	    "git -c user.name=g -c user.email=g@example.org commit -qm first; "
+	    "git log --format=%s; "
+	    "printf '#include <stdio.h>\\nint main(void){puts(\"built\");return 0;}\\n' > t.c; "
+	    "gcc -o t t.c; ./t";
 	struct run r;
 
 	if (!installed("/usr/bin/git") || !installed("/usr/bin/gcc"))
@@ -345,11 +343,10 @@ END_TEST
 
 START_TEST(live_programs_count_the_cpus)
 {
-	const char *script =
-		"nproc; getconf _NPROCESSORS_ONLN; "
-		"python3 -c 'import os; print(os.cpu_count())'; "
-		"if [ -x /usr/bin/node ]; then node -e "
-		"'console.log(require(\"os\").cpus().length)'; else nproc; fi";
+	const char *script = "nproc; getconf _NPROCESSORS_ONLN; "
+			     "python3 -c 'import os; print(os.cpu_count())'; "
+			     "if [ -x /usr/bin/node ]; then node -e "
+			     "'console.log(require(\"os\").cpus().length)'; else nproc; fi";
 	struct run r;
 	long n;
 
@@ -418,7 +415,7 @@ START_TEST(live_guest_connects_to_a_socket_in_its_read_grant)
 	ck_assert_int_eq(mkdir(GRANTED_SOCKET, 0755), 0);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ck_assert_msg(bind(fd, (struct sockaddr *)&un, sizeof un) == 0 &&
-		      chmod(un.sun_path, 0777) == 0 && listen(fd, 8) == 0,
+			  chmod(un.sun_path, 0777) == 0 && listen(fd, 8) == 0,
 		      "%s: %s", un.sun_path, strerror(errno));
 	run(argv, grant_sockets, NULL, &r);
 	close(fd);
@@ -559,8 +556,8 @@ static void grant_cover_b(iso_spec *spec, void *arg)
 START_TEST(live_request_grant_never_hides_the_rules_own)
 {
 	const char *cat[] = { "/bin/cat", COVER "/a/f", NULL };
-	const char *cli[] = { "--read", COVER "/b", "--status-json", "-", "--",
-			      "/bin/cat", COVER "/a/f", NULL };
+	const char *cli[] = { "--read", COVER "/b", "--status-json", "-",
+			      "--",     "/bin/cat", COVER "/a/f",    NULL };
 	const char *why = "no mount point for " COVER "/b in the guest's tree: it "
 			  "needs a new directory where the rule's own paths are, "
 			  "which that would hide";
@@ -580,8 +577,10 @@ START_TEST(live_request_grant_never_hides_the_rules_own)
 
 	run_cli(cli, NULL, &r);
 	ck_assert_int_eq(r.exit_code, 125);
-	snprintf(line, sizeof(line), "isospawn: /bin/cat: confinement failed: %s: "
-		 "Directory not empty (ENOTEMPTY)\n", why);
+	snprintf(line, sizeof(line),
+		 "isospawn: /bin/cat: confinement failed: %s: "
+		 "Directory not empty (ENOTEMPTY)\n",
+		 why);
 	ck_assert_msg(strstr(r.err, line) == r.err, "stderr: %s", r.err);
 	snprintf(line, sizeof(line), "\"errno\": \"ENOTEMPTY\", \"reason\": \"%s\"", why);
 	ck_assert_msg(strstr(r.err, line) != NULL, "status: %s", r.err);
@@ -690,8 +689,8 @@ START_TEST(live_grant_does_not_reveal_what_a_mount_hides)
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_msg(strstr(r.out, "masked-secret") == NULL,
 		      "the guest read what the mount hides: %s", r.out);
-	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == 1,
-		      "outcome %d code %d: %s%s", r.outcome, r.code, r.out, r.err);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code == 1, "outcome %d code %d: %s%s",
+		      r.outcome, r.code, r.out, r.err);
 }
 END_TEST
 
@@ -721,8 +720,8 @@ START_TEST(live_write_grant_keeps_a_read_only_mount_below_it)
 	ck_assert_msg(r.spawn_rc == 0, "spawn: %s", r.msg);
 	ck_assert_msg(lstat(GRANT_DIR "/ro-bypass", &st) < 0,
 		      "the guest wrote below a read-only mount (uid %u)", (unsigned)st.st_uid);
-	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code != 0,
-		      "outcome %d code %d: %s%s", r.outcome, r.code, r.out, r.err);
+	ck_assert_msg(r.outcome == ISO_OUTCOME_EXITED && r.code != 0, "outcome %d code %d: %s%s",
+		      r.outcome, r.code, r.out, r.err);
 }
 END_TEST
 
@@ -772,7 +771,8 @@ static void grant_pair(iso_spec *spec, void *arg)
 
 	for (int i = 0; i < 4; i += 2)
 		ck_assert_int_eq(pair[i][0] == 'w' ? iso_spec_add_write_path(spec, pair[i + 1])
-				 : iso_spec_add_read_path(spec, pair[i + 1]), 0);
+						   : iso_spec_add_read_path(spec, pair[i + 1]),
+				 0);
 }
 
 /* Under a shared root, as systemd leaves '/', a grant's mounts stay in
@@ -783,10 +783,8 @@ START_TEST(live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged)
 {
 	static const char *const cases[][5] = {
 		/* grants, then what the guest's writes to NEST/x and NEST/a/x give */
-		{ "r", NEST, "r", NEST, "ro ro" },
-		{ "r", NEST, "r", NEST "/a", "ro ro" },
-		{ "w", NEST, "r", NEST "/a", "rw ro" },
-		{ "r", NEST, "w", NEST "/a", "ro rw" },
+		{ "r", NEST, "r", NEST, "ro ro" },      { "r", NEST, "r", NEST "/a", "ro ro" },
+		{ "w", NEST, "r", NEST "/a", "rw ro" }, { "r", NEST, "w", NEST "/a", "ro rw" },
 		{ "r", NEST "/a", "r", NEST, "ro ro" },
 	};
 	static char before[65536], after[65536];
@@ -798,7 +796,8 @@ START_TEST(live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged)
 
 	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
 	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_SHARED, NULL), 0);
-	ck_assert_int_eq(mount("tmpfs", NEST, "tmpfs", 0, "mode=0755,uid=65534,gid=65534,size=64k"), 0);
+	ck_assert_int_eq(mount("tmpfs", NEST, "tmpfs", 0, "mode=0755,uid=65534,gid=65534,size=64k"),
+			 0);
 	ck_assert_int_eq(mount(NULL, NEST, NULL, MS_SHARED, NULL), 0);
 	ck_assert_int_eq(mkdir(NEST "/a", 0755), 0);
 	ck_assert_int_eq(chown(NEST "/a", T_CALLER, T_CALLER), 0);
@@ -813,9 +812,11 @@ START_TEST(live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged)
 		ck_assert_msg(strcmp(r.out, want) == 0, "case %zu: %s %s %s %s: %s, expected %s", i,
 			      cases[i][0], cases[i][1], cases[i][2], cases[i][3], r.out, r.err);
 		read_file("/proc/self/mountinfo", after, sizeof(after));
-		ck_assert_msg(strcmp(before, after) == 0, "case %zu: %s %s %s %s changed the "
-			      "caller's mounts: %d lines, were %d", i, cases[i][0], cases[i][1],
-			      cases[i][2], cases[i][3], lines(after), lines(before));
+		ck_assert_msg(strcmp(before, after) == 0,
+			      "case %zu: %s %s %s %s changed the "
+			      "caller's mounts: %d lines, were %d",
+			      i, cases[i][0], cases[i][1], cases[i][2], cases[i][3], lines(after),
+			      lines(before));
 	}
 }
 END_TEST
@@ -827,8 +828,8 @@ static int bind_socket(const char *path)
 
 	strcpy(un.sun_path, path);
 	unlink(path);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&un, sizeof un) < 0 ||
-	    chmod(path, 0777) < 0 || listen(fd, 8) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&un, sizeof un) < 0 || chmod(path, 0777) < 0 ||
+	    listen(fd, 8) < 0) {
 		fprintf(stderr, "live_world: socket %s: %s\n", path, strerror(errno));
 		exit(99);
 	}
@@ -924,17 +925,24 @@ static void remove_targets(void)
  * answers EBADF or EINVAL to these arguments, ENOSYS when missing. */
 static const char *mount_api_missing(void)
 {
-	static const struct { long nr; const char *name; } calls[] = {
-		{ SYS_open_tree, "open_tree" }, { SYS_move_mount, "move_mount" },
-		{ SYS_fsopen, "fsopen" }, { SYS_mount_setattr, "mount_setattr" },
+	static const struct {
+		long nr;
+		const char *name;
+	} calls[] = {
+		{ SYS_open_tree, "open_tree" },
+		{ SYS_move_mount, "move_mount" },
+		{ SYS_fsopen, "fsopen" },
+		{ SYS_mount_setattr, "mount_setattr" },
 	};
 	static char why[96];
 
 	for (size_t i = 0; i < sizeof(calls) / sizeof(*calls); i++) {
 		if (feature_hidden("mountapi") ||
 		    (syscall(calls[i].nr, -1, NULL, 0, NULL, 0) < 0 && errno == ENOSYS)) {
-			snprintf(why, sizeof(why), "the kernel lacks %s (Linux 5.12), which "
-				 "the guest's tree needs", calls[i].name);
+			snprintf(why, sizeof(why),
+				 "the kernel lacks %s (Linux 5.12), which "
+				 "the guest's tree needs",
+				 calls[i].name);
 			return why;
 		}
 	}
@@ -962,14 +970,17 @@ static Suite *world_suite(void)
 	tcase_add_unless(reach, live_mount_and_umount_still_fail, no);
 	tcase_add_unless(reach, live_grants_work_through_binds_and_leave_host_mounts_unchanged, no);
 	tcase_add_unless(reach, live_symlinked_grant_lends_its_target_at_its_own_path, no);
-	tcase_add_unless(reach, live_grant_the_caller_cannot_open_is_refused_with_its_own_error, no);
+	tcase_add_unless(reach, live_grant_the_caller_cannot_open_is_refused_with_its_own_error,
+			 no);
 	tcase_add_unless(reach, live_request_grant_never_hides_the_rules_own, no);
 	tcase_add_unless(reach, live_rule_path_the_guest_cannot_reach_fails_the_start, no);
 	tcase_add_unless(reach, live_rule_path_another_pool_uid_cannot_reach_fails_its_start, no);
 	tcase_add_unless(reach, live_grant_does_not_reveal_what_a_mount_hides, no);
 	tcase_add_unless(reach, live_write_grant_keeps_a_read_only_mount_below_it, no);
-	tcase_add_unless(reach, live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller, no);
-	tcase_add_unless(reach, live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged, no);
+	tcase_add_unless(reach, live_rule_path_swapped_for_a_link_leads_no_further_than_the_caller,
+			 no);
+	tcase_add_unless(reach, live_grants_on_a_shared_root_leave_the_callers_mounts_unchanged,
+			 no);
 	suite_add_tcase(s, programs);
 	suite_add_tcase(s, reach);
 	return s;

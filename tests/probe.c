@@ -46,9 +46,9 @@
 
 extern char **environ;
 
-#define FORKBOMB_CAP 4096		   /* processes, if no limit stops us */
-#define MEMBOMB_CHUNK (64ull << 20)	   /* bytes per allocation */
-#define MEMBOMB_CAP (4ull << 30)	   /* bytes, if no limit stops us */
+#define FORKBOMB_CAP 4096 /* processes, if no limit stops us */
+#define MEMBOMB_CHUNK (64ull << 20) /* bytes per allocation */
+#define MEMBOMB_CAP (4ull << 30) /* bytes, if no limit stops us */
 
 static int refused(int err)
 {
@@ -98,12 +98,10 @@ static int cmd_ids(char **argv)
 	gid_t rgid, egid, sgid;
 	int groups = getgroups(0, NULL);
 
-	if (getresuid(&ruid, &euid, &suid) < 0 ||
-	    getresgid(&rgid, &egid, &sgid) < 0 || groups < 0)
+	if (getresuid(&ruid, &euid, &suid) < 0 || getresgid(&rgid, &egid, &sgid) < 0 || groups < 0)
 		return refused(errno);
-	printf("uid=%u,%u,%u gid=%u,%u,%u groups=%d nnp=%d seccomp=%d\n", ruid,
-	       euid, suid, rgid, egid, sgid, groups,
-	       prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+	printf("uid=%u,%u,%u gid=%u,%u,%u groups=%d nnp=%d seccomp=%d\n", ruid, euid, suid, rgid,
+	       egid, sgid, groups, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
 	       prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
 	return 0;
 }
@@ -136,7 +134,7 @@ static int cmd_rlimits(char **argv)
 		const char *name;
 		int resource;
 	} limits[] = {
-		{ "cpu", RLIMIT_CPU },	     { "as", RLIMIT_AS },
+		{ "cpu", RLIMIT_CPU },       { "as", RLIMIT_AS },
 		{ "nofile", RLIMIT_NOFILE }, { "nproc", RLIMIT_NPROC },
 		{ "fsize", RLIMIT_FSIZE },   { "stack", RLIMIT_STACK },
 		{ "core", RLIMIT_CORE },     { "memlock", RLIMIT_MEMLOCK },
@@ -306,11 +304,9 @@ static int cmd_vmread(char **argv)
 		char *end;
 
 		errno = 0;
-		remote.iov_base = (void *)(uintptr_t)strtoull(argv[1], &end,
-							      16);
+		remote.iov_base = (void *)(uintptr_t)strtoull(argv[1], &end, 16);
 		if (errno || *end || end == argv[1]) {
-			fprintf(stderr, "probe: %s: not a hex address\n",
-				argv[1]);
+			fprintf(stderr, "probe: %s: not a hex address\n", argv[1]);
 			return 2;
 		}
 	}
@@ -364,7 +360,7 @@ static int cmd_tty_ioctls(char **argv)
 }
 
 #if defined(__x86_64__)
-#define I386_NR_PTRACE 26		     /* syscall_32.tbl */
+#define I386_NR_PTRACE 26 /* syscall_32.tbl */
 #define X32_NR_PTRACE (0x40000000 + 521) /* syscall_64.tbl, x32 ptrace */
 
 static int cmd_int80_ptrace(char **argv)
@@ -374,8 +370,7 @@ static int cmd_int80_ptrace(char **argv)
 	/* int 0x80 enters the 32-bit system call table from 64-bit code. */
 	__asm__ volatile("int $0x80"
 			 : "=a"(ret)
-			 : "a"(I386_NR_PTRACE), "b"(PTRACE_TRACEME), "c"(0),
-			   "d"(0)
+			 : "a"(I386_NR_PTRACE), "b"(PTRACE_TRACEME), "c"(0), "d"(0)
 			 : "memory", "r8", "r9", "r10", "r11");
 	printf("ret=%d\n", (int)ret);
 	if ((int)ret < 0)
@@ -670,7 +665,9 @@ static int cmd_send_channel(char **argv)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = (char *)"x", .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf,
 			      .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	int fd = 3;
@@ -712,8 +709,7 @@ static int cmd_tmpdir(char **argv)
 		return refused(ENOENT);
 	}
 	printf("TMPDIR=%s\n", dir);
-	if ((size_t)snprintf(path, sizeof path, "%s/probe-tmpdir", dir) >=
-	    sizeof path)
+	if ((size_t)snprintf(path, sizeof path, "%s/probe-tmpdir", dir) >= sizeof path)
 		return refused(ENAMETOOLONG);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, "x", 1) != 1)
@@ -855,7 +851,8 @@ static int cmd_spin(char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("cpu_us=%lld wall_us=%lld\n",
 	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ll + ru.ru_utime.tv_usec +
-		       ru.ru_stime.tv_usec, wall_us);
+		   ru.ru_stime.tv_usec,
+	       wall_us);
 	return 0;
 }
 
@@ -872,8 +869,10 @@ static int cmd_fill(char **argv)
 		return refused(errno);
 	memset(chunk, 'x', sizeof chunk);
 	while (written < bytes) {
-		ssize_t n = write(fd, chunk, (size_t)(bytes - written < (long long)sizeof chunk
-						      ? bytes - written : (long long)sizeof chunk));
+		ssize_t n = write(fd, chunk,
+				  (size_t)(bytes - written < (long long)sizeof chunk
+					       ? bytes - written
+					       : (long long)sizeof chunk));
 		if (n < 0)
 			return refused(errno);
 		written += n;
@@ -907,8 +906,8 @@ static int cmd_session(char **argv)
 		dev_tty = strerrorname_np(errno);
 	else
 		close(fd);
-	printf("sid=%d pgid=%d pid=%d tty=%s dev_tty=%s\n", (int)getsid(0),
-	       (int)getpgrp(), (int)getpid(), tty, dev_tty ? dev_tty : "?");
+	printf("sid=%d pgid=%d pid=%d tty=%s dev_tty=%s\n", (int)getsid(0), (int)getpgrp(),
+	       (int)getpid(), tty, dev_tty ? dev_tty : "?");
 	return 0;
 }
 
@@ -1095,8 +1094,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof commands / sizeof *commands; i++) {
 		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
-		if (nargs < commands[i].min_args ||
-		    nargs > commands[i].max_args)
+		if (nargs < commands[i].min_args || nargs > commands[i].max_args)
 			return usage();
 		return commands[i].run(argv + 2);
 	}

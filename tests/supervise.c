@@ -69,8 +69,7 @@ int within_ms(int (*cond)(void *), void *arg, int timeout_ms)
 /* Starting guests without Check, so that a client process can too.     */
 
 /* argv[0] is the program; stdout goes to out_fd (-1: /dev/null). */
-int start(iso_conn *conn, const char *const *argv, int channel,
-	  int out_fd, iso_guest **g)
+int start(iso_conn *conn, const char *const *argv, int channel, int out_fd, iso_guest **g)
 {
 	iso_spec *spec = NULL;
 	int rc = iso_spec_new(&spec);
@@ -94,8 +93,7 @@ iso_guest *must_start(iso_conn *conn, const char *const *argv, int channel)
 	iso_guest *g = NULL;
 	int rc = start(conn, argv, channel, -1, &g);
 
-	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc),
-		      iso_last_error());
+	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc), iso_last_error());
 	return g;
 }
 
@@ -107,8 +105,8 @@ void must_end(iso_guest *g, int timeout_ms)
 }
 
 /* argv with the guest's nofile and wall-clock timeout (0: the rule's). */
-iso_guest *must_start_limited(iso_conn *conn, const char *const *argv,
-			      uint64_t nofile, uint64_t timeout_ms)
+iso_guest *must_start_limited(iso_conn *conn, const char *const *argv, uint64_t nofile,
+			      uint64_t timeout_ms)
 {
 	iso_spec *spec = NULL;
 	iso_guest *g = NULL;
@@ -125,8 +123,7 @@ iso_guest *must_start_limited(iso_conn *conn, const char *const *argv,
 	if (rc == 0)
 		rc = iso_spawn(conn, spec, &g);
 	iso_spec_free(spec);
-	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc),
-		      iso_last_error());
+	ck_assert_msg(rc == 0, "spawn %s: %s (%s)", argv[0], iso_strerror(rc), iso_last_error());
 	return g;
 }
 
@@ -182,8 +179,8 @@ static int guest_asleep(void *arg)
 /* The guest has exec'd `probe sleep` and sleeps: a signal now reaches it. */
 void wait_asleep(uid_t uid)
 {
-	ck_assert_msg(within_ms(guest_asleep, &uid, 10000),
-		      "guest uid %u never got to sleep", (unsigned)uid);
+	ck_assert_msg(within_ms(guest_asleep, &uid, 10000), "guest uid %u never got to sleep",
+		      (unsigned)uid);
 }
 
 /* ------------------------------------------------------------------ */
@@ -253,8 +250,8 @@ void client_read(struct client *c, char *line, size_t n, int timeout_ms)
 		if (poll(&p, 1, (int)((deadline - now + 999) / 1000)) <= 0)
 			continue;
 		got = read(c->from, &ch, 1);
-		ck_assert_msg(got == 1, "client ended without a word (after \"%.*s\")",
-			      (int)len, line);
+		ck_assert_msg(got == 1, "client ended without a word (after \"%.*s\")", (int)len,
+			      line);
 		if (ch == '\n')
 			break;
 		if (len < n - 1)

@@ -54,7 +54,7 @@ void wait_asleep(uid_t uid);
 struct client {
 	pid_t pid;
 	int from; /* lines the client writes */
-	int to;	  /* the test's go-aheads */
+	int to; /* the test's go-aheads */
 };
 
 /* Runs as S_CALLER; returns the client's exit status. */

@@ -75,10 +75,9 @@ END_TEST
 START_TEST(test_strerror_covers_every_returned_code)
 {
 	static const int codes[] = {
-		-EACCES, -EPERM,  -ENOENT, -EPROTO,	  -ENOMEM, -EMFILE,
-		-EIO,	 -EINVAL, -E2BIG,  -ENAMETOOLONG, -EBADF,  -EAGAIN,
-		-ENOSYS, -EPIPE,  -EINTR,  -EMSGSIZE,	  -ENOTCONN, -ENODATA,
-		ISO_RECV_TIMEOUT, ISO_RECV_EOF,
+		-EACCES, -EPERM,    -ENOENT,       -EPROTO,  -ENOMEM,          -EMFILE,      -EIO,
+		-EINVAL, -E2BIG,    -ENAMETOOLONG, -EBADF,   -EAGAIN,          -ENOSYS,      -EPIPE,
+		-EINTR,  -EMSGSIZE, -ENOTCONN,     -ENODATA, ISO_RECV_TIMEOUT, ISO_RECV_EOF,
 	};
 	const char *unknown = iso_strerror(-12345);
 
@@ -105,15 +104,21 @@ END_TEST
 START_TEST(test_program_not_in_normal_form_refused)
 {
 	static const char *const bad[] = {
-		"bin/true",   "./true",	    "/usr/./bin/true", "/usr/../bin/true",
-		"/usr//bin",  "/usr/bin/",  "/",	       "/..",
-		"/.",	      "",
+		"bin/true",
+		"./true",
+		"/usr/./bin/true",
+		"/usr/../bin/true",
+		"/usr//bin",
+		"/usr/bin/",
+		"/",
+		"/..",
+		"/.",
+		"",
 	};
 	iso_spec *spec = new_spec();
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(iso_spec_set_program(spec, bad[i]) == -EINVAL,
-			      "%s accepted", bad[i]);
+		ck_assert_msg(iso_spec_set_program(spec, bad[i]) == -EINVAL, "%s accepted", bad[i]);
 	ck_assert_int_eq(iso_spec_set_program(spec, NULL), -EINVAL);
 	ck_assert_ptr_null(spec->program);
 	/* a name that merely starts with dots is a name */
@@ -190,14 +195,13 @@ END_TEST
 
 START_TEST(test_env_name_form_checked)
 {
-	static const char *const bad[] = { "", "1A", "A-B", "A=B", "A B",
-					   "\xc3\xa9" };
+	static const char *const bad[] = { "", "1A", "A-B", "A=B", "A B", "\xc3\xa9" };
 	iso_spec *spec = new_spec();
 	char name[ISO_ENV_NAME_MAX + 2];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(iso_spec_set_env(spec, bad[i], "v") == -EINVAL,
-			      "%s accepted", bad[i]);
+		ck_assert_msg(iso_spec_set_env(spec, bad[i], "v") == -EINVAL, "%s accepted",
+			      bad[i]);
 	ck_assert_int_eq(iso_spec_set_env(spec, NULL, "v"), -EINVAL);
 	ck_assert_int_eq(iso_spec_set_env(spec, "A", NULL), -EINVAL);
 	memset(name, 'N', sizeof(name) - 1);
@@ -261,9 +265,15 @@ END_TEST
 START_TEST(test_source_env_keeps_first_forwarded_only)
 {
 	static const char *const source[] = {
-		"AWS_SECRET_ACCESS_KEY=s3cr3t", "LANG=C.UTF-8", "NOEQUALS",
-		"PATH=/home/me/bin",		"LANG=fr_FR",	"TMPDIR=/tmp",
-		"LD_PRELOAD=/evil.so",		"LANGUAGE=x",	NULL,
+		"AWS_SECRET_ACCESS_KEY=s3cr3t",
+		"LANG=C.UTF-8",
+		"NOEQUALS",
+		"PATH=/home/me/bin",
+		"LANG=fr_FR",
+		"TMPDIR=/tmp",
+		"LD_PRELOAD=/evil.so",
+		"LANGUAGE=x",
+		NULL,
 	};
 	iso_spec *spec = new_spec();
 
@@ -293,10 +303,10 @@ END_TEST
 START_TEST(test_pick_forwarded_takes_every_forwarded_name)
 {
 	static const char *const source[] = {
-		"PYTHONPATH=a", "PYTHONHOME=b", "LD_LIBRARY_PATH=c", "LANG=d",
-		"LC_ALL=e",	"LC_CTYPE=f",	"PYTHONIOENCODING=g",
-		"PYTHONUTF8=h", "TMPDIR=/i",	"LC_TIME=j",	     "PYTHONPATHX=k",
-		"PYTHONPAT=l",	NULL,
+		"PYTHONPATH=a", "PYTHONHOME=b", "LD_LIBRARY_PATH=c",  "LANG=d",
+		"LC_ALL=e",     "LC_CTYPE=f",   "PYTHONIOENCODING=g", "PYTHONUTF8=h",
+		"TMPDIR=/i",    "LC_TIME=j",    "PYTHONPATHX=k",      "PYTHONPAT=l",
+		NULL,
 	};
 	const char *picked[ISO_WIRE_FORWARD_MAX];
 
@@ -360,13 +370,11 @@ START_TEST(test_limit_network_channel_checked)
 	iso_spec *spec = new_spec();
 
 	ck_assert_int_eq(iso_spec_set_limit(spec, ISO_LIMIT_COUNT, 1), -EINVAL);
-	ck_assert_int_eq(iso_spec_set_limit(spec, (enum iso_limit)-1, 1),
-			 -EINVAL);
+	ck_assert_int_eq(iso_spec_set_limit(spec, (enum iso_limit) - 1, 1), -EINVAL);
 	ck_assert_int_eq(iso_spec_set_limit(spec, ISO_LIMIT_AS, 1 << 20), 0);
 	ck_assert_uint_eq(spec->limits_set, 1u << ISO_LIMIT_AS);
 	ck_assert_uint_eq(spec->limits[ISO_LIMIT_AS], 1 << 20);
-	ck_assert_int_eq(iso_spec_set_network(spec, (enum iso_network)3),
-			 -EINVAL);
+	ck_assert_int_eq(iso_spec_set_network(spec, (enum iso_network)3), -EINVAL);
 	ck_assert_int_eq(iso_spec_set_network(spec, ISO_NETWORK_NONE), 0);
 	ck_assert_int_eq(iso_spec_set_channel(spec, 7), 0);
 	ck_assert_int_eq(spec->channel, 1);
@@ -415,8 +423,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- */
 
-static int exit_code_of(enum iso_outcome outcome, int code,
-			enum iso_stage stage)
+static int exit_code_of(enum iso_outcome outcome, int code, enum iso_stage stage)
 {
 	iso_guest g;
 
@@ -432,8 +439,7 @@ START_TEST(test_exit_code_follows_env_and_timeout)
 	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_EXITED, 0, 0), 0);
 	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_EXITED, 3, 0), 3);
 	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_SIGNALED, SIGKILL, 0), 137);
-	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_LIMIT, SIGXCPU, 0),
-			 128 + SIGXCPU);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_LIMIT, SIGXCPU, 0), 128 + SIGXCPU);
 	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_TIMED_OUT, SIGKILL, 0), 124);
 	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_RUNNING, 0, 0), 125);
 }
@@ -441,24 +447,14 @@ END_TEST
 
 START_TEST(test_exit_code_of_failed_start)
 {
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, ENOENT, ISO_STAGE_EXEC), 127);
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, EACCES, ISO_STAGE_EXEC), 126);
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, ENOEXEC, ISO_STAGE_EXEC), 126);
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, EISDIR, ISO_STAGE_EXEC), 126);
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, ETXTBSY, ISO_STAGE_EXEC), 126);
-	ck_assert_int_eq(
-		exit_code_of(ISO_OUTCOME_FAILED, EPERM, ISO_STAGE_EXEC), 126);
-	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, EPERM,
-				      ISO_STAGE_CREDENTIALS),
-			 125);
-	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, ENOSYS,
-				      ISO_STAGE_CONFINEMENT),
-			 125);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, ENOENT, ISO_STAGE_EXEC), 127);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, EACCES, ISO_STAGE_EXEC), 126);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, ENOEXEC, ISO_STAGE_EXEC), 126);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, EISDIR, ISO_STAGE_EXEC), 126);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, ETXTBSY, ISO_STAGE_EXEC), 126);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, EPERM, ISO_STAGE_EXEC), 126);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, EPERM, ISO_STAGE_CREDENTIALS), 125);
+	ck_assert_int_eq(exit_code_of(ISO_OUTCOME_FAILED, ENOSYS, ISO_STAGE_CONFINEMENT), 125);
 }
 END_TEST
 
@@ -645,12 +641,10 @@ START_TEST(test_open_reports_missing_helper)
 {
 	iso_conn *conn = (iso_conn *)1;
 
-	ck_assert_int_eq(setenv("ISOSPAWN_HELPER", "/nonexistent/helper", 1),
-			 0);
+	ck_assert_int_eq(setenv("ISOSPAWN_HELPER", "/nonexistent/helper", 1), 0);
 	ck_assert_int_eq(iso_open(&conn), -ENOENT);
 	ck_assert_ptr_null(conn);
-	ck_assert_str_eq(iso_last_error(),
-			 "isospawn-helper not found at /nonexistent/helper");
+	ck_assert_str_eq(iso_last_error(), "isospawn-helper not found at /nonexistent/helper");
 }
 END_TEST
 
@@ -670,8 +664,7 @@ START_TEST(test_open_reports_helper_exit_before_hello)
 
 	ck_assert_int_eq(setenv("ISOSPAWN_HELPER", "/bin/false", 1), 0);
 	ck_assert_int_eq(iso_open(&conn), -EIO);
-	ck_assert_str_eq(iso_last_error(),
-			 "helper exited before answering (exit status 1)");
+	ck_assert_str_eq(iso_last_error(), "helper exited before answering (exit status 1)");
 }
 END_TEST
 

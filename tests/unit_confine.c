@@ -43,9 +43,9 @@ START_TEST(landlock_decide_table)
 	for (i = 0; i < sizeof rows / sizeof *rows; i++) {
 		int degraded = -1;
 
-		ck_assert_int_eq(landlock_decide(rows[i].mode, rows[i].min_abi,
-						 rows[i].abi, &degraded),
-				 rows[i].result);
+		ck_assert_int_eq(
+		    landlock_decide(rows[i].mode, rows[i].min_abi, rows[i].abi, &degraded),
+		    rows[i].result);
 		ck_assert_int_eq(degraded, rows[i].degraded);
 	}
 }
@@ -69,9 +69,7 @@ START_TEST(landlock_decide_every_abi_and_minimum)
 					want = abi > 0, want_degraded = 1;
 				else
 					want = -ENOSYS;
-				ck_assert_int_eq(landlock_decide(mode, min_abi,
-								 abi,
-								 &degraded),
+				ck_assert_int_eq(landlock_decide(mode, min_abi, abi, &degraded),
 						 want);
 				ck_assert_int_eq(degraded, want_degraded);
 			}
@@ -81,8 +79,7 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* confine_prepare                                                      */
 
-static struct iso_rule make_rule(enum iso_seccomp_profile profile,
-				 enum iso_landlock_mode landlock)
+static struct iso_rule make_rule(enum iso_seccomp_profile profile, enum iso_landlock_mode landlock)
 {
 	struct iso_rule rule;
 
@@ -99,14 +96,12 @@ static void prepare(const struct iso_rule *rule, struct iso_confine *c)
 {
 	char why[256] = "";
 
-	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0,
-		      "confine_prepare: %s", why);
+	ck_assert_msg(confine_prepare(rule, c, why, sizeof why) == 0, "confine_prepare: %s", why);
 }
 
 START_TEST(prepare_landlock_required_beyond_kernel_refused)
 {
-	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
-					 ISO_LANDLOCK_REQUIRED);
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_REQUIRED);
 	struct iso_confine c;
 	char why[256] = "";
 
@@ -117,7 +112,7 @@ START_TEST(prepare_landlock_required_beyond_kernel_refused)
 	/* The line that would allow it: the ABI's, or without Landlock at
 	 * all, 'landlock required'. */
 	ck_assert_msg(strstr(why, c.landlock_abi > 0 ? "; required by t.conf:9 (landlock-abi)"
-						      : "; required by t.conf:8 (landlock)"),
+						     : "; required by t.conf:8 (landlock)"),
 		      "%s", why);
 }
 END_TEST
@@ -127,16 +122,16 @@ END_TEST
  * kernel without Landlock runs the guest without it. */
 START_TEST(prepare_landlock_optional_beyond_kernel_applies_what_it_has)
 {
-	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE,
-					 ISO_LANDLOCK_OPTIONAL);
+	struct iso_rule rule = make_rule(ISO_SECCOMP_NONE, ISO_LANDLOCK_OPTIONAL);
 	struct iso_confine c;
 	int abi = landlock_abi_version();
 
 	rule.landlock_min_abi = 99;
 	prepare(&rule, &c);
 	ck_assert_int_eq(c.landlock_on, abi > 0);
-	ck_assert_msg(strstr(c.notes, abi > 0 ? "running with what the kernel has"
-				      : "running without it"), "%s", c.notes);
+	ck_assert_msg(
+	    strstr(c.notes, abi > 0 ? "running with what the kernel has" : "running without it"),
+	    "%s", c.notes);
 	free(c.bpf);
 }
 END_TEST
@@ -216,8 +211,10 @@ START_TEST(sched_gives_up_a_real_time_policy_marked_reset_on_fork)
 	char why[256] = "";
 
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) < 0) {
-		fprintf(stderr, "SKIP-RUN: sched_gives_up_a_real_time_policy_marked_reset_on_fork: "
-			"cannot take SCHED_FIFO here (%s)\n", strerror(errno));
+		fprintf(stderr,
+			"SKIP-RUN: sched_gives_up_a_real_time_policy_marked_reset_on_fork: "
+			"cannot take SCHED_FIFO here (%s)\n",
+			strerror(errno));
 		return;
 	}
 	ck_assert_msg(hygiene_sched(why, sizeof why) == 0, "%s", why);

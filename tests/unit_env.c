@@ -19,14 +19,35 @@ static const char *const forwarded[] = { ISO_FORWARDED_NAMES, NULL };
 
 /* glibc 2.35 sysdeps/generic/unsecvars.h, plus GLIBC_TUNABLES. */
 static const char *const unsafe[] = {
-	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES",
-	"LD_AUDIT", "LD_DEBUG", "LD_DEBUG_OUTPUT", "LD_DYNAMIC_WEAK",
-	"LD_HWCAP_MASK", "LD_LIBRARY_PATH", "LD_ORIGIN_PATH", "LD_PRELOAD",
-	"LD_PROFILE", "LD_SHOW_AUXV", "LD_USE_LOAD_BIAS", "LOCALDOMAIN",
-	"LOCPATH", "MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF",
-	"RES_OPTIONS", "TMPDIR", "TZDIR",
+	"GCONV_PATH",
+	"GETCONF_DIR",
+	"GLIBC_TUNABLES",
+	"HOSTALIASES",
+	"LD_AUDIT",
+	"LD_DEBUG",
+	"LD_DEBUG_OUTPUT",
+	"LD_DYNAMIC_WEAK",
+	"LD_HWCAP_MASK",
+	"LD_LIBRARY_PATH",
+	"LD_ORIGIN_PATH",
+	"LD_PRELOAD",
+	"LD_PROFILE",
+	"LD_SHOW_AUXV",
+	"LD_USE_LOAD_BIAS",
+	"LOCALDOMAIN",
+	"LOCPATH",
+	"MALLOC_TRACE",
+	"NIS_PATH",
+	"NLSPATH",
+	"RESOLV_HOST_CONF",
+	"RES_OPTIONS",
+	"TMPDIR",
+	"TZDIR",
 	/* by prefix */
-	"LD_BIND_NOW", "LD_ANYTHING", "MALLOC_ARENA_MAX", "MALLOC_CHECK_",
+	"LD_BIND_NOW",
+	"LD_ANYTHING",
+	"MALLOC_ARENA_MAX",
+	"MALLOC_CHECK_",
 	NULL,
 };
 
@@ -63,31 +84,26 @@ static int in_list(const char *const *list, const char *name, size_t len)
 }
 
 /* Expect a refusal with `code` whose message mentions `needle`. */
-static void expect_refused(const char *const *source,
-			   const char *const *overrides,
-			   const struct iso_env_rules *rules, unsigned flags,
-			   int code, const char *needle)
+static void expect_refused(const char *const *source, const char *const *overrides,
+			   const struct iso_env_rules *rules, unsigned flags, int code,
+			   const char *needle)
 {
 	char why[WHY_SIZE] = "";
 	char **env = (char **)&env; /* not NULL, so the reset is visible */
-	int rc = iso_build_env(source, overrides, rules, flags, &env, why,
-			       sizeof(why));
+	int rc = iso_build_env(source, overrides, rules, flags, &env, why, sizeof(why));
 
 	ck_assert_int_eq(rc, code);
 	ck_assert_ptr_null(env);
-	ck_assert_msg(strstr(why, needle) != NULL, "\"%s\" not in \"%s\"",
-		      needle, why);
+	ck_assert_msg(strstr(why, needle) != NULL, "\"%s\" not in \"%s\"", needle, why);
 	ck_assert_ptr_null(strchr(why, '\n'));
 }
 
-static char **expect_built(const char *const *source,
-			   const char *const *overrides,
+static char **expect_built(const char *const *source, const char *const *overrides,
 			   const struct iso_env_rules *rules, unsigned flags)
 {
 	char why[WHY_SIZE] = "";
 	char **env = NULL;
-	int rc = iso_build_env(source, overrides, rules, flags, &env, why,
-			       sizeof(why));
+	int rc = iso_build_env(source, overrides, rules, flags, &env, why, sizeof(why));
 
 	ck_assert_msg(rc == 0, "refused (%d): %s", rc, why);
 	ck_assert_ptr_nonnull(env);
@@ -130,9 +146,19 @@ static uint32_t next_random(uint32_t *state)
 START_TEST(test_result_names_are_subset_of_allowlist_path_and_overrides)
 {
 	static const char *const names[] = {
-		ISO_FORWARDED_NAMES, "PATH", "HOME", "MY_SECRET_TOKEN",
-		"LD_PRELOAD", "GCONV_PATH", "1BAD", "BAD-NAME", "", "lang",
-		"PYTHONPATHX", "LC_MESSAGES", "TMPDIRX",
+		ISO_FORWARDED_NAMES,
+		"PATH",
+		"HOME",
+		"MY_SECRET_TOKEN",
+		"LD_PRELOAD",
+		"GCONV_PATH",
+		"1BAD",
+		"BAD-NAME",
+		"",
+		"lang",
+		"PYTHONPATHX",
+		"LC_MESSAGES",
+		"TMPDIRX",
 	};
 	static const char *const override_names[] = {
 		"FOO", "BAR", "PATH", "LANG", "PYTHONPATH", "LC_MESSAGES",
@@ -149,27 +175,23 @@ START_TEST(test_result_names_are_subset_of_allowlist_path_and_overrides)
 
 		for (i = 0; i < n; i++) {
 			const char *name =
-			    names[next_random(&state) %
-				  (sizeof(names) / sizeof(names[0]))];
-			int len = snprintf(entries[i], sizeof(entries[i]),
-					   "%s%s%s", name,
+			    names[next_random(&state) % (sizeof(names) / sizeof(names[0]))];
+			int len = snprintf(entries[i], sizeof(entries[i]), "%s%s%s", name,
 					   next_random(&state) % 8 ? "=" : "",
 					   strcmp(name, "TMPDIR") ? "" : "/");
 			size_t vlen = next_random(&state) % 12;
 
 			for (j = 0; j < vlen; j++)
 				entries[i][len + j] =
-				    value_bytes[next_random(&state) %
-						(sizeof(value_bytes) - 1)];
+				    value_bytes[next_random(&state) % (sizeof(value_bytes) - 1)];
 			entries[i][len + vlen] = '\0';
 			source[i] = entries[i];
 		}
 		source[n] = NULL;
 		for (i = 0; i < 6; i++)
 			if (next_random(&state) % 3 == 0) {
-				snprintf(ov_entries[nov], sizeof(ov_entries[0]),
-					 "%s=v%u", override_names[i],
-					 (unsigned)next_random(&state) % 100);
+				snprintf(ov_entries[nov], sizeof(ov_entries[0]), "%s=v%u",
+					 override_names[i], (unsigned)next_random(&state) % 100);
 				overrides[nov] = ov_entries[nov];
 				nov++;
 			}
@@ -182,26 +204,22 @@ START_TEST(test_result_names_are_subset_of_allowlist_path_and_overrides)
 			ck_assert_msg(in_list(forwarded, env[i], len) ||
 					  (len == 4 && !memcmp(env[i], "PATH", 4)) ||
 					  in_list(overrides, env[i], len),
-				      "round %d: unexpected %.*s", round,
-				      (int)len, env[i]);
+				      "round %d: unexpected %.*s", round, (int)len, env[i]);
 			for (j = 0; j < i; j++)
 				ck_assert_msg(strcspn(env[j], "=") != len ||
 						  memcmp(env[j], env[i], len),
-					      "round %d: %.*s twice", round,
-					      (int)len, env[i]);
+					      "round %d: %.*s twice", round, (int)len, env[i]);
 		}
 		free(env);
 		/* Where programs are restricted, an override of PATH is
 		 * refused and the fixed value always stands. */
 		if (in_list(overrides, "PATH", 4)) {
 			ck_assert_int_eq(iso_build_env(source, overrides, NULL,
-						       ISO_ENV_PROGRAMS_RESTRICTED,
-						       &env, NULL, 0),
+						       ISO_ENV_PROGRAMS_RESTRICTED, &env, NULL, 0),
 					 -EPERM);
 			continue;
 		}
-		env = expect_built(source, overrides, NULL,
-				   ISO_ENV_PROGRAMS_RESTRICTED);
+		env = expect_built(source, overrides, NULL, ISO_ENV_PROGRAMS_RESTRICTED);
 		ck_assert_str_eq(env_value(env, "PATH"), ISO_GUEST_PATH);
 		free(env);
 	}
@@ -210,8 +228,7 @@ END_TEST
 
 START_TEST(test_path_is_fixed_whatever_source_says)
 {
-	const char *const source[] = { "PATH=/home/evil/bin:/usr/bin",
-				       "PATH=.", NULL };
+	const char *const source[] = { "PATH=/home/evil/bin:/usr/bin", "PATH=.", NULL };
 	char **env = expect_built(source, NULL, NULL, 0);
 
 	ck_assert_uint_eq(env_count(env), 1);
@@ -228,8 +245,7 @@ END_TEST
 START_TEST(test_override_wins_over_forwarded_value)
 {
 	const char *const source[] = { "LANG=C", "PYTHONPATH=/srv/lib", NULL };
-	const char *const overrides[] = { "LANG=fr_FR.UTF-8",
-					  "PYTHONPATH=/opt/lib", NULL };
+	const char *const overrides[] = { "LANG=fr_FR.UTF-8", "PYTHONPATH=/opt/lib", NULL };
 	char **env = expect_built(source, overrides, NULL, 0);
 
 	ck_assert_str_eq(env_value(env, "LANG"), "fr_FR.UTF-8");
@@ -242,10 +258,10 @@ END_TEST
 START_TEST(test_override_order_and_in_place_replacement)
 {
 	const char *const source[] = { "LANG=C", "PYTHONPATH=/a", NULL };
-	const char *const overrides[] = { "ZED=1", "LANG=fr_FR.UTF-8",
-					  "ALPHA=2", "PATH=/opt/bin", NULL };
-	const char *const want[] = { "PYTHONPATH=/a", "LANG=fr_FR.UTF-8",
-				     "PATH=/opt/bin", "ZED=1", "ALPHA=2" };
+	const char *const overrides[] = { "ZED=1", "LANG=fr_FR.UTF-8", "ALPHA=2", "PATH=/opt/bin",
+					  NULL };
+	const char *const want[] = { "PYTHONPATH=/a", "LANG=fr_FR.UTF-8", "PATH=/opt/bin", "ZED=1",
+				     "ALPHA=2" };
 	char **env = expect_built(source, overrides, NULL, 0);
 	size_t i;
 
@@ -267,11 +283,9 @@ START_TEST(test_every_forwarded_name_is_forwarded_in_order)
 	 * ISO_FORWARDED_NAMES order. */
 	source[0] = "HOME=/root";
 	for (i = 0; i < FORWARDED_COUNT; i++) {
-		snprintf(entries[i], sizeof(entries[i]), "%s=%s",
-			 forwarded[FORWARDED_COUNT - 1 - i],
-			 strcmp(forwarded[FORWARDED_COUNT - 1 - i], "TMPDIR")
-			     ? "value"
-			     : "/tmp/value");
+		snprintf(
+		    entries[i], sizeof(entries[i]), "%s=%s", forwarded[FORWARDED_COUNT - 1 - i],
+		    strcmp(forwarded[FORWARDED_COUNT - 1 - i], "TMPDIR") ? "value" : "/tmp/value");
 		source[i + 1] = entries[i];
 	}
 	source[FORWARDED_COUNT + 1] = "USER=root";
@@ -303,8 +317,7 @@ END_TEST
 
 START_TEST(test_malformed_source_entries_are_skipped)
 {
-	const char *const source[] = { "LANG", "=C", "1LANG=C", "LC-ALL=C",
-				       "LC_ALL=C", NULL };
+	const char *const source[] = { "LANG", "=C", "1LANG=C", "LC-ALL=C", "LC_ALL=C", NULL };
 	char **env = expect_built(source, NULL, NULL, 0);
 
 	ck_assert_uint_eq(env_count(env), 2);
@@ -315,8 +328,8 @@ END_TEST
 
 START_TEST(test_forward_rules_narrow)
 {
-	const char *const source[] = { "LANG=C", "PYTHONPATH=/srv/lib",
-				       "LD_LIBRARY_PATH=/opt/lib", NULL };
+	const char *const source[] = { "LANG=C", "PYTHONPATH=/srv/lib", "LD_LIBRARY_PATH=/opt/lib",
+				       NULL };
 	const char *const not_forwardable[] = { "LANG", "HOME", NULL };
 	struct iso_env_rules rules = { .forward = only_lang };
 	char **env = expect_built(source, NULL, &rules, 0);
@@ -360,8 +373,7 @@ START_TEST(test_malformed_names_refused_with_name)
 	ck_assert_int_eq(iso_env_name_valid("_a9Z", 4), 1);
 	ck_assert_int_eq(iso_env_name_valid(long_name, ISO_ENV_NAME_MAX), 1);
 	memset(long_name, 'N', ISO_ENV_NAME_MAX + 1);
-	ck_assert_int_eq(iso_env_name_valid(long_name, ISO_ENV_NAME_MAX + 1),
-			 0);
+	ck_assert_int_eq(iso_env_name_valid(long_name, ISO_ENV_NAME_MAX + 1), 0);
 }
 END_TEST
 
@@ -386,11 +398,9 @@ START_TEST(test_each_unsafe_name_refused_unless_allowed)
 		const char *const allow[] = { unsafe[i], NULL };
 		char **env;
 
-		ck_assert_int_eq(
-		    iso_env_is_unsafe_name(unsafe[i], strlen(unsafe[i])), 1);
+		ck_assert_int_eq(iso_env_is_unsafe_name(unsafe[i], strlen(unsafe[i])), 1);
 		snprintf(entry, sizeof(entry), "%s=/tmp/x", unsafe[i]);
-		snprintf(need, sizeof(need), "override %s: loader-level",
-			 unsafe[i]);
+		snprintf(need, sizeof(need), "override %s: loader-level", unsafe[i]);
 		expect_refused(NULL, overrides, &rules, 0, -EPERM, need);
 
 		rules.unsafe_allowed = allow;
@@ -413,15 +423,13 @@ START_TEST(test_loader_names_refused_by_default)
 		       "override LD_PRELOAD: loader-level variable not "
 		       "allowed by policy");
 	overrides[0] = "GCONV_PATH=/tmp/evil";
-	expect_refused(NULL, overrides, NULL, 0, -EPERM,
-		       "override GCONV_PATH: loader-level");
+	expect_refused(NULL, overrides, NULL, 0, -EPERM, "override GCONV_PATH: loader-level");
 }
 END_TEST
 
 START_TEST(test_ld_library_path_override_allowed_by_default_not_when_unforwarded)
 {
-	const char *const overrides[] = { "LD_LIBRARY_PATH=/opt/conda/lib",
-					  NULL };
+	const char *const overrides[] = { "LD_LIBRARY_PATH=/opt/conda/lib", NULL };
 	const char *const listed[] = { "LD_LIBRARY_PATH", NULL };
 	struct iso_env_rules rules = { .forward = only_lang };
 	char **env = expect_built(NULL, overrides, NULL, 0);
@@ -446,8 +454,7 @@ START_TEST(test_rules_overrides_restricts)
 
 	free(expect_built(NULL, overrides, &rules, 0));
 	overrides[0] = "BAR=1";
-	expect_refused(NULL, overrides, &rules, 0, -EPERM,
-		       "override BAR: not allowed by policy");
+	expect_refused(NULL, overrides, &rules, 0, -EPERM, "override BAR: not allowed by policy");
 	overrides[0] = "PATH=/opt/bin";
 	expect_refused(NULL, overrides, &rules, 0, -EPERM, "override PATH:");
 }
@@ -474,12 +481,33 @@ END_TEST
 
 /* Names that steer what a restricted program runs. */
 static const char *const code_hooks[] = {
-	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PERL5LIB",
-	"PERL5OPT", "PERLLIB", "PYTHONSTARTUP", "PYTHONINSPECT",
-	"PYTHONUSERBASE", "RUBYLIB", "RUBYOPT", "NODE_OPTIONS", "NODE_PATH",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GIT_CONFIG",
-	"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_PARAMETERS",
-	"TERMINFO", "TERMINFO_DIRS", "PATH", NULL,
+	"BASH_ENV",
+	"ENV",
+	"SHELLOPTS",
+	"BASHOPTS",
+	"PS4",
+	"IFS",
+	"PERL5LIB",
+	"PERL5OPT",
+	"PERLLIB",
+	"PYTHONSTARTUP",
+	"PYTHONINSPECT",
+	"PYTHONUSERBASE",
+	"RUBYLIB",
+	"RUBYOPT",
+	"NODE_OPTIONS",
+	"NODE_PATH",
+	"JAVA_TOOL_OPTIONS",
+	"_JAVA_OPTIONS",
+	"CLASSPATH",
+	"GIT_CONFIG",
+	"GIT_CONFIG_COUNT",
+	"GIT_CONFIG_KEY_0",
+	"GIT_CONFIG_PARAMETERS",
+	"TERMINFO",
+	"TERMINFO_DIRS",
+	"PATH",
+	NULL,
 };
 
 START_TEST(test_code_hooks_and_path_refused_when_programs_restricted_unless_listed)
@@ -493,15 +521,11 @@ START_TEST(test_code_hooks_and_path_refused_when_programs_restricted_unless_list
 
 		snprintf(entry, sizeof(entry), "%s=/srv/x", *name);
 		snprintf(needle, sizeof(needle), "override %s: steers", *name);
+		expect_refused(NULL, overrides, NULL, ISO_ENV_PROGRAMS_RESTRICTED, -EPERM, needle);
 		expect_refused(NULL, overrides, NULL,
-			       ISO_ENV_PROGRAMS_RESTRICTED, -EPERM, needle);
-		expect_refused(NULL, overrides, NULL,
-			       ISO_ENV_STRICT_SOURCE |
-				       ISO_ENV_PROGRAMS_RESTRICTED,
-			       -EPERM, needle);
+			       ISO_ENV_STRICT_SOURCE | ISO_ENV_PROGRAMS_RESTRICTED, -EPERM, needle);
 		/* A rule that lists the name allows it... */
-		env = expect_built(NULL, overrides, &rules,
-				   ISO_ENV_PROGRAMS_RESTRICTED);
+		env = expect_built(NULL, overrides, &rules, ISO_ENV_PROGRAMS_RESTRICTED);
 		ck_assert_str_eq(env_value(env, *name), "/srv/x");
 		free(env);
 		/* ...and where programs are unrestricted an explicit value
@@ -511,9 +535,7 @@ START_TEST(test_code_hooks_and_path_refused_when_programs_restricted_unless_list
 		ck_assert_uint_eq(env_count(env), strcmp(*name, "PATH") ? 2 : 1);
 		free(env);
 		if (strcmp(*name, "PATH") != 0)
-			ck_assert_int_eq(iso_env_is_code_hook_name(*name,
-								   strlen(*name)),
-					 1);
+			ck_assert_int_eq(iso_env_is_code_hook_name(*name, strlen(*name)), 1);
 	}
 	ck_assert_int_eq(iso_env_is_code_hook_name("PATH", 4), 0);
 	ck_assert_int_eq(iso_env_is_code_hook_name("ENVX", 4), 0);
@@ -530,10 +552,8 @@ START_TEST(test_value_beginning_with_parentheses_refused)
 	const char *overrides[] = { "FOO=() { /bin/sh; }", NULL };
 	const char *source[] = { "PYTHONPATH=() { :; }", NULL };
 
-	expect_refused(NULL, overrides, NULL, 0, -EINVAL,
-		       "FOO: value may not begin with '()'");
-	expect_refused(source, NULL, NULL, 0, -EINVAL,
-		       "PYTHONPATH: value may not begin with '()'");
+	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "FOO: value may not begin with '()'");
+	expect_refused(source, NULL, NULL, 0, -EINVAL, "PYTHONPATH: value may not begin with '()'");
 	overrides[0] = "FOO=( ) x";
 	free(expect_built(NULL, overrides, NULL, 0));
 	overrides[0] = "FOO=x()";
@@ -544,35 +564,47 @@ END_TEST
 START_TEST(test_tz_checked_as_sudo_does)
 {
 	static const char *const safe[] = {
-		"UTC", "Europe/Paris", ":Europe/Paris", "EST5EDT,M3.2.0,M11.1.0",
-		"/usr/share/zoneinfo/UTC", ":/usr/share/zoneinfo/Asia/Tokyo",
-		"<+0330>-3:30", "a..b/c", NULL,
+		"UTC",
+		"Europe/Paris",
+		":Europe/Paris",
+		"EST5EDT,M3.2.0,M11.1.0",
+		"/usr/share/zoneinfo/UTC",
+		":/usr/share/zoneinfo/Asia/Tokyo",
+		"<+0330>-3:30",
+		"a..b/c",
+		NULL,
 	};
 	static const char *const unsafe_tz[] = {
-		"/etc/shadow", ":/etc/shadow", "/usr/share/zoneinfoX/UTC",
-		"/usr/share/zoneinfo", "../../../etc/shadow",
-		"Europe/../../etc/shadow", ":..", "/usr/share/zoneinfo/../x",
-		"Europe/Paris ", "a\tb", "caf\xc3\xa9", "x\x7f", NULL,
+		"/etc/shadow",
+		":/etc/shadow",
+		"/usr/share/zoneinfoX/UTC",
+		"/usr/share/zoneinfo",
+		"../../../etc/shadow",
+		"Europe/../../etc/shadow",
+		":..",
+		"/usr/share/zoneinfo/../x",
+		"Europe/Paris ",
+		"a\tb",
+		"caf\xc3\xa9",
+		"x\x7f",
+		NULL,
 	};
 	static char long_tz[4100];
 
 	for (const char *const *v = safe; *v; v++)
-		ck_assert_msg(iso_env_check_value("TZ", 2, *v, NULL, 0) == 0,
-			      "TZ=%s refused", *v);
+		ck_assert_msg(iso_env_check_value("TZ", 2, *v, NULL, 0) == 0, "TZ=%s refused", *v);
 	for (const char *const *v = unsafe_tz; *v; v++) {
 		char entry[64], why[WHY_SIZE] = "";
 		const char *overrides[] = { entry, NULL };
 
-		ck_assert_msg(iso_env_check_value("TZ", 2, *v, why,
-						  sizeof(why)) == -EINVAL,
+		ck_assert_msg(iso_env_check_value("TZ", 2, *v, why, sizeof(why)) == -EINVAL,
 			      "TZ=%s accepted", *v);
 		ck_assert_ptr_nonnull(strstr(why, "TZ:"));
 		snprintf(entry, sizeof(entry), "TZ=%s", *v);
 		expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TZ:");
 	}
 	memset(long_tz, 'a', 4096);
-	ck_assert_int_eq(iso_env_check_value("TZ", 2, long_tz, NULL, 0),
-			 -EINVAL);
+	ck_assert_int_eq(iso_env_check_value("TZ", 2, long_tz, NULL, 0), -EINVAL);
 	long_tz[4095] = '\0';
 	ck_assert_int_eq(iso_env_check_value("TZ", 2, long_tz, NULL, 0), 0);
 }
@@ -587,8 +619,7 @@ START_TEST(test_term_with_slash_refused)
 	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TERM:");
 	overrides[0] = "TERM=/tmp/evil";
 	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "TERM:");
-	ck_assert_int_eq(iso_env_check_value("TERM", 4, "a/b", NULL, 0),
-			 -EINVAL);
+	ck_assert_int_eq(iso_env_check_value("TERM", 4, "a/b", NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -598,8 +629,7 @@ START_TEST(test_channel_name_reserved_for_helper)
 	const char *const source[] = { "ISOSPAWN_CHANNEL_FD=3", NULL };
 	char **env;
 
-	expect_refused(NULL, overrides, NULL, 0, -EPERM,
-		       "override ISOSPAWN_CHANNEL_FD: reserved");
+	expect_refused(NULL, overrides, NULL, 0, -EPERM, "override ISOSPAWN_CHANNEL_FD: reserved");
 	env = expect_built(source, NULL, NULL, 0);
 	ck_assert_ptr_null(env_value(env, "ISOSPAWN_CHANNEL_FD"));
 	free(env);
@@ -610,8 +640,7 @@ START_TEST(test_duplicate_override_refused)
 {
 	const char *const overrides[] = { "FOO=1", "BAR=2", "FOO=1", NULL };
 
-	expect_refused(NULL, overrides, NULL, 0, -EINVAL,
-		       "override FOO: given twice");
+	expect_refused(NULL, overrides, NULL, 0, -EINVAL, "override FOO: given twice");
 }
 END_TEST
 
@@ -655,11 +684,9 @@ END_TEST
 
 START_TEST(test_locale_values_with_slash_percent_dotdot_refused)
 {
-	static const char *const names[] = { "LANG", "LANGUAGE", "LC_ALL",
-					     "LC_MESSAGES",
+	static const char *const names[] = { "LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES",
 					     "PYTHONIOENCODING" };
-	static const char *const values[] = { "../../tmp/x", "/tmp/x",
-					      "C.UTF-8%n", "en..US" };
+	static const char *const values[] = { "../../tmp/x", "/tmp/x", "C.UTF-8%n", "en..US" };
 	size_t i, j;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -667,10 +694,8 @@ START_TEST(test_locale_values_with_slash_percent_dotdot_refused)
 			char entry[64], need[64];
 			const char *const list[] = { entry, NULL };
 
-			snprintf(entry, sizeof(entry), "%s=%s", names[i],
-				 values[j]);
-			snprintf(need, sizeof(need),
-				 "%s: value may not contain", names[i]);
+			snprintf(entry, sizeof(entry), "%s=%s", names[i], values[j]);
+			snprintf(need, sizeof(need), "%s: value may not contain", names[i]);
 			expect_refused(NULL, list, NULL, 0, -EINVAL, need);
 		}
 }
@@ -687,10 +712,8 @@ END_TEST
 
 START_TEST(test_tmpdir_relative_or_dotdot_refused)
 {
-	static const char *const bad[] = { "TMPDIR=tmp", "TMPDIR=",
-					   "TMPDIR=/tmp/../etc",
-					   "TMPDIR=/..", "TMPDIR=/tmp/..",
-					   "TMPDIR=/tmp/../" };
+	static const char *const bad[] = { "TMPDIR=tmp", "TMPDIR=",        "TMPDIR=/tmp/../etc",
+					   "TMPDIR=/..", "TMPDIR=/tmp/..", "TMPDIR=/tmp/../" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -724,8 +747,7 @@ START_TEST(test_strict_source_refuses_unforwarded_duplicate_malformed)
 	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EPERM,
 		       "source HOME: not a forwarded variable");
 	source[1] = "PATH=/usr/bin";
-	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EPERM,
-		       "source PATH:");
+	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EPERM, "source PATH:");
 	source[1] = "LANG=C";
 	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EINVAL,
 		       "source LANG: given twice");
@@ -764,12 +786,9 @@ START_TEST(test_failure_leaves_out_null_and_message_never_has_value)
 {
 	static char long_secret[ISO_ENV_VALUE_MAX + 32];
 	const char *const cases[][2] = {
-		{ "LANG=hunter2/../x", NULL },
-		{ "TMPDIR=hunter2", NULL },
-		{ "LD_PRELOAD=hunter2", NULL },
-		{ "ISOSPAWN_CHANNEL_FD=hunter2", NULL },
-		{ "1BAD=hunter2", NULL },
-		{ "LC_ALL=hunter2%s", NULL },
+		{ "LANG=hunter2/../x", NULL },  { "TMPDIR=hunter2", NULL },
+		{ "LD_PRELOAD=hunter2", NULL }, { "ISOSPAWN_CHANNEL_FD=hunter2", NULL },
+		{ "1BAD=hunter2", NULL },       { "LC_ALL=hunter2%s", NULL },
 		{ long_secret, NULL },
 	};
 	const char *const source[] = { "MY_SECRET_TOKEN=hunter2", NULL };
@@ -784,22 +803,20 @@ START_TEST(test_failure_leaves_out_null_and_message_never_has_value)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char why[WHY_SIZE] = "";
 		char **env = (char **)&env;
-		int rc = iso_build_env(NULL, cases[i], NULL, 0, &env, why,
-				       sizeof(why));
+		int rc = iso_build_env(NULL, cases[i], NULL, 0, &env, why, sizeof(why));
 
 		ck_assert_int_lt(rc, 0);
 		ck_assert_ptr_null(env);
 		ck_assert_str_ne(why, "");
 		ck_assert_msg(strstr(why, "hunter2") == NULL, "%s", why);
 		/* Also as a forwarded value where the name can be one. */
-		rc = iso_build_env(cases[i], NULL, NULL, ISO_ENV_STRICT_SOURCE,
-				   &env, why, sizeof(why));
+		rc = iso_build_env(cases[i], NULL, NULL, ISO_ENV_STRICT_SOURCE, &env, why,
+				   sizeof(why));
 		ck_assert_int_lt(rc, 0);
 		ck_assert_ptr_null(env);
 		ck_assert_msg(strstr(why, "hunter2") == NULL, "%s", why);
 	}
-	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EPERM,
-		       "MY_SECRET_TOKEN");
+	expect_refused(source, NULL, NULL, ISO_ENV_STRICT_SOURCE, -EPERM, "MY_SECRET_TOKEN");
 	expect_refused(NULL, twice, NULL, 0, -EINVAL, "FOO");
 	{
 		char why[WHY_SIZE];
@@ -832,9 +849,7 @@ START_TEST(test_forwarded_name_check_matches_allowlist)
 	size_t i;
 
 	for (i = 0; i < FORWARDED_COUNT; i++)
-		ck_assert_int_eq(iso_env_is_forwarded_name(
-				     forwarded[i], strlen(forwarded[i])),
-				 1);
+		ck_assert_int_eq(iso_env_is_forwarded_name(forwarded[i], strlen(forwarded[i])), 1);
 	ck_assert_int_eq(iso_env_is_forwarded_name("PATH", 4), 0);
 	ck_assert_int_eq(iso_env_is_forwarded_name("LANGX", 5), 0);
 	/* Only the first 4 bytes: "LANGUAGE" is not forwarded, "LANG" is. */
@@ -847,19 +862,11 @@ START_TEST(test_check_value_bounds_and_content)
 {
 	char why[WHY_SIZE];
 
-	ck_assert_int_eq(iso_env_check_value("LANG", 4, "C.UTF-8", why,
-					     sizeof(why)),
-			 0);
-	ck_assert_int_eq(iso_env_check_value("LANG", 4, "x/y", why,
-					     sizeof(why)),
-			 -EINVAL);
-	ck_assert_int_eq(iso_env_check_value("FOO", 3, "x/../y%", why,
-					     sizeof(why)),
-			 0);
-	ck_assert_int_eq(iso_env_check_value("TMPDIR", 6, "/tmp", NULL, 0),
-			 0);
-	ck_assert_int_eq(iso_env_check_value("TMPDIR", 6, "tmp", NULL, 0),
-			 -EINVAL);
+	ck_assert_int_eq(iso_env_check_value("LANG", 4, "C.UTF-8", why, sizeof(why)), 0);
+	ck_assert_int_eq(iso_env_check_value("LANG", 4, "x/y", why, sizeof(why)), -EINVAL);
+	ck_assert_int_eq(iso_env_check_value("FOO", 3, "x/../y%", why, sizeof(why)), 0);
+	ck_assert_int_eq(iso_env_check_value("TMPDIR", 6, "/tmp", NULL, 0), 0);
+	ck_assert_int_eq(iso_env_check_value("TMPDIR", 6, "tmp", NULL, 0), -EINVAL);
 }
 END_TEST
 
@@ -868,13 +875,9 @@ START_TEST(test_unknown_flags_and_null_out_refused)
 	char why[WHY_SIZE];
 	char **env = (char **)&env;
 
-	ck_assert_int_eq(iso_build_env(NULL, NULL, NULL, 1u << 7, &env, why,
-				       sizeof(why)),
-			 -EINVAL);
+	ck_assert_int_eq(iso_build_env(NULL, NULL, NULL, 1u << 7, &env, why, sizeof(why)), -EINVAL);
 	ck_assert_ptr_null(env);
-	ck_assert_int_eq(iso_build_env(NULL, NULL, NULL, 0, NULL, why,
-				       sizeof(why)),
-			 -EINVAL);
+	ck_assert_int_eq(iso_build_env(NULL, NULL, NULL, 0, NULL, why, sizeof(why)), -EINVAL);
 }
 END_TEST
 
@@ -883,9 +886,7 @@ START_TEST(test_why_may_be_null)
 	const char *const overrides[] = { "LD_PRELOAD=x", NULL };
 	char **env = (char **)&env;
 
-	ck_assert_int_eq(iso_build_env(NULL, overrides, NULL, 0, &env, NULL,
-				       0),
-			 -EPERM);
+	ck_assert_int_eq(iso_build_env(NULL, overrides, NULL, 0, &env, NULL, 0), -EPERM);
 	ck_assert_ptr_null(env);
 	ck_assert_int_eq(iso_build_env(NULL, NULL, NULL, 0, &env, NULL, 0), 0);
 	free(env);
@@ -899,8 +900,7 @@ static Suite *env_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_secret_in_source_is_withheld);
-	tcase_add_test(tc,
-		       test_result_names_are_subset_of_allowlist_path_and_overrides);
+	tcase_add_test(tc, test_result_names_are_subset_of_allowlist_path_and_overrides);
 	tcase_add_test(tc, test_path_is_fixed_whatever_source_says);
 	tcase_add_test(tc, test_override_wins_over_forwarded_value);
 	tcase_add_test(tc, test_override_order_and_in_place_replacement);
@@ -912,15 +912,10 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, test_hostile_name_cannot_forge_a_log_line);
 	tcase_add_test(tc, test_each_unsafe_name_refused_unless_allowed);
 	tcase_add_test(tc, test_loader_names_refused_by_default);
-	tcase_add_test(
-	    tc,
-	    test_ld_library_path_override_allowed_by_default_not_when_unforwarded);
+	tcase_add_test(tc, test_ld_library_path_override_allowed_by_default_not_when_unforwarded);
 	tcase_add_test(tc, test_rules_overrides_restricts);
-	tcase_add_test(tc,
-		       test_unforwarded_name_refused_as_override_unless_listed);
-	tcase_add_test(
-	    tc,
-	    test_code_hooks_and_path_refused_when_programs_restricted_unless_listed);
+	tcase_add_test(tc, test_unforwarded_name_refused_as_override_unless_listed);
+	tcase_add_test(tc, test_code_hooks_and_path_refused_when_programs_restricted_unless_listed);
 	tcase_add_test(tc, test_value_beginning_with_parentheses_refused);
 	tcase_add_test(tc, test_tz_checked_as_sudo_does);
 	tcase_add_test(tc, test_term_with_slash_refused);
@@ -932,12 +927,9 @@ static Suite *env_suite(void)
 	tcase_add_test(tc, test_invalid_forwarded_value_refused_not_dropped);
 	tcase_add_test(tc, test_tmpdir_relative_or_dotdot_refused);
 	tcase_add_test(tc, test_tmpdir_with_dotdot_inside_a_component_accepted);
-	tcase_add_test(tc,
-		       test_strict_source_refuses_unforwarded_duplicate_malformed);
-	tcase_add_test(tc,
-		       test_strict_source_withholds_names_policy_does_not_forward);
-	tcase_add_test(tc,
-		       test_failure_leaves_out_null_and_message_never_has_value);
+	tcase_add_test(tc, test_strict_source_refuses_unforwarded_duplicate_malformed);
+	tcase_add_test(tc, test_strict_source_withholds_names_policy_does_not_forward);
+	tcase_add_test(tc, test_failure_leaves_out_null_and_message_never_has_value);
 	tcase_add_test(tc, test_result_is_one_allocation);
 	tcase_add_test(tc, test_forwarded_name_check_matches_allowlist);
 	tcase_add_test(tc, test_check_value_bounds_and_content);

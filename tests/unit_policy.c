@@ -50,8 +50,7 @@ static void refused_len(const char *text, size_t len, const char *reason)
 	int rc = parse_len(text, len);
 
 	ck_assert_int_eq(rc, -EINVAL);
-	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"",
-		      why, reason);
+	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"", why, reason);
 	ck_assert_ptr_null(pol.rules);
 	ck_assert_uint_eq(pol.nrules, 0);
 }
@@ -194,7 +193,8 @@ START_TEST(rule_keeps_its_file_line_and_text)
 	ck_assert_uint_eq(pol.nrules, 2);
 	ck_assert_str_eq(pol.rules[0].file, NAME);
 	ck_assert_uint_eq(pol.rules[0].line, 2);
-	ck_assert_str_eq(pol.rules[0].text, "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}");
+	ck_assert_str_eq(pol.rules[0].text,
+			 "rule user:#1 {\npool 1900000010-1900000019\nprograms any\n}");
 	ck_assert_uint_eq(pol.rules[1].line, 7);
 	ck_assert_str_eq(pol.rules[1].text,
 			 "rule user:#2 {\n  pool 1900000020-1900000029 # two\n  programs any\n}");
@@ -243,12 +243,9 @@ START_TEST(byte_suffixes_are_powers_of_1024)
 		 "rule user:#2 {\npool 1900000020-1900000029\nprograms any\n"
 		 "limit as 2T\nlimit fsize 12345\n}\n");
 	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_AS], 3 * 1024);
-	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_FSIZE],
-			  UINT64_C(5) << 20);
-	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_STACK],
-			  UINT64_C(7) << 30);
-	ck_assert_uint_eq(pol.rules[1].ceiling[ISO_LIMIT_AS],
-			  UINT64_C(2) << 40);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_FSIZE], UINT64_C(5) << 20);
+	ck_assert_uint_eq(pol.rules[0].ceiling[ISO_LIMIT_STACK], UINT64_C(7) << 30);
+	ck_assert_uint_eq(pol.rules[1].ceiling[ISO_LIMIT_AS], UINT64_C(2) << 40);
 	ck_assert_uint_eq(pol.rules[1].ceiling[ISO_LIMIT_FSIZE], 12345);
 }
 END_TEST
@@ -529,8 +526,7 @@ START_TEST(guests_bound_live_guests_per_caller)
 	policy_free(&pol);
 	refused("rule user:#1 {\npool 1900000010-1900000019\nguests 0\n",
 		NAME ":3: expected a number of guests from 1 to 65536 after 'guests', got '0'");
-	refused("rule user:#1 {\npool 1900000010-1900000019\nguests 65537\n",
-		"got '65537'");
+	refused("rule user:#1 {\npool 1900000010-1900000019\nguests 65537\n", "got '65537'");
 	refused("rule user:#1 {\npool 1900000010-1900000019\nguests\n",
 		"expected a number of guests after 'guests', got end of line");
 	parse_shipped_policy();
@@ -546,11 +542,11 @@ END_TEST
 START_TEST(include_needs_one_absolute_directory)
 {
 	refused("include\n", NAME ":1: expected a directory (absolute normalized path) alone "
-			      "after 'include', got 'end of line'");
+				  "after 'include', got 'end of line'");
 	refused("include isospawn.d\n", NAME ":1: expected a directory (absolute normalized "
-					 "path) alone after 'include', got 'isospawn.d'");
+					     "path) alone after 'include', got 'isospawn.d'");
 	refused("include /a /b\n", NAME ":1: expected a directory (absolute normalized path) "
-				    "alone after 'include', got '/a'");
+					"alone after 'include', got '/a'");
 }
 END_TEST
 
@@ -596,7 +592,7 @@ END_TEST
 START_TEST(unknown_top_level_word_names_include)
 {
 	refused("rules user:#1 {\n", NAME ":1: expected 'rule', 'defaults', 'include', "
-				   "'audit-log' or 'cgroup-parent', got 'rules'");
+					  "'audit-log' or 'cgroup-parent', got 'rules'");
 }
 END_TEST
 
@@ -697,8 +693,9 @@ START_TEST(pool_delegated_in_subuid_or_subgid_refused_naming_it)
 		const char *subuid, *subgid, *want;
 	} cases[] = {
 		{ "root:100000:65536\nalice:1900000009:65536\n", NULL,
-		  NAME ":2: expected a pool without delegated ids, got '1900000000-1900000009': "
-		  ISO_SUBID_DIR "/subuid gives 'alice' ids 1900000009-1900065544" },
+		  NAME ":2: expected a pool without delegated ids, got "
+		       "'1900000000-1900000009': " ISO_SUBID_DIR
+		       "/subuid gives 'alice' ids 1900000009-1900065544" },
 		{ "1000:1899999990:11\n", NULL, "/subuid gives '1000' ids 1899999990-1900000000" },
 		{ "alice:1899999990:10\nbob:1900000010:100\n", NULL, NULL },
 		{ NULL, "carol:1900000003:1\n", "/subgid gives 'carol' ids 1900000003-1900000003" },
@@ -844,31 +841,27 @@ END_TEST
 
 START_TEST(path_not_normalized)
 {
-	refused(RULE_HEAD "write /tmp/\n",
-		NAME ":4: expected absolute normalized paths after "
-		     "'write', got '/tmp/'");
+	refused(RULE_HEAD "write /tmp/\n", NAME ":4: expected absolute normalized paths after "
+						"'write', got '/tmp/'");
 	refused(RULE_HEAD "write /srv//out\n",
 		NAME ":4: expected absolute normalized paths after 'write', "
 		     "got '/srv//out'");
-	refused(RULE_HEAD "read /srv/./in\n",
-		NAME ":4: expected absolute normalized paths after "
-		     "'read', got '/srv/./in'");
+	refused(RULE_HEAD "read /srv/./in\n", NAME ":4: expected absolute normalized paths after "
+						   "'read', got '/srv/./in'");
 }
 END_TEST
 
 START_TEST(unknown_user)
 {
-	refused("rule user:isospawn-no-such-user {\n",
-		NAME ":1: expected an existing user, got "
-		     "'isospawn-no-such-user'");
+	refused("rule user:isospawn-no-such-user {\n", NAME ":1: expected an existing user, got "
+							    "'isospawn-no-such-user'");
 }
 END_TEST
 
 START_TEST(unknown_group)
 {
-	refused("rule group:isospawn-no-such-group {\n",
-		NAME ":1: expected an existing group, got "
-		     "'isospawn-no-such-group'");
+	refused("rule group:isospawn-no-such-group {\n", NAME ":1: expected an existing group, got "
+							      "'isospawn-no-such-group'");
 }
 END_TEST
 
@@ -882,18 +875,15 @@ END_TEST
 
 START_TEST(rule_without_brace)
 {
-	refused("rule user:#1\n",
-		NAME ":1: expected '{' after 'rule user:#1', got end of line");
-	refused("rule user:#1{\n",
-		NAME ":1: expected '{' after 'rule user:#1{', got end of line");
+	refused("rule user:#1\n", NAME ":1: expected '{' after 'rule user:#1', got end of line");
+	refused("rule user:#1{\n", NAME ":1: expected '{' after 'rule user:#1{', got end of line");
 }
 END_TEST
 
 START_TEST(bad_match_kind)
 {
-	refused("rule uid:1 {\n",
-		NAME ":1: expected user:NAME, user:#UID, group:NAME or "
-		     "group:#GID after 'rule', got 'uid:1'");
+	refused("rule uid:1 {\n", NAME ":1: expected user:NAME, user:#UID, group:NAME or "
+				       "group:#GID after 'rule', got 'uid:1'");
 }
 END_TEST
 
@@ -915,9 +905,8 @@ END_TEST
 
 START_TEST(limit_suffix_on_a_count)
 {
-	refused(RULE_HEAD "limit cpu 5M\n",
-		NAME ":4: expected a positive number of seconds or "
-		     "'unlimited' after 'limit cpu', got '5M'");
+	refused(RULE_HEAD "limit cpu 5M\n", NAME ":4: expected a positive number of seconds or "
+						 "'unlimited' after 'limit cpu', got '5M'");
 }
 END_TEST
 
@@ -994,10 +983,12 @@ START_TEST(restricted_programs_need_an_overrides_list)
 	char text[256];
 
 	for (size_t i = 0; i < 2; i++) {
-		snprintf(text, sizeof(text), "rule user:#1 {\npool 1900000010-1900000019\n"
-			 "programs /usr/bin/curl\n%s}\n", implicit_or_any[i]);
+		snprintf(text, sizeof(text),
+			 "rule user:#1 {\npool 1900000010-1900000019\n"
+			 "programs /usr/bin/curl\n%s}\n",
+			 implicit_or_any[i]);
 		refused(text, i == 0 ? NAME ":4: expected 'overrides NAME...' or 'overrides none' "
-				       "in the rule opened at line 1: it restricts 'programs'"
+					    "in the rule opened at line 1: it restricts 'programs'"
 				     : NAME ":5: expected 'overrides NAME...'");
 		ck_assert_ptr_nonnull(strstr(why, "OPENSSL_CONF"));
 	}
@@ -1127,25 +1118,22 @@ END_TEST
 
 START_TEST(keyword_missing_value)
 {
-	refused(RULE_HEAD "landlock\n",
-		NAME ":4: expected 'required', 'optional' or 'off' after "
-		     "'landlock', got end of line");
+	refused(RULE_HEAD "landlock\n", NAME ":4: expected 'required', 'optional' or 'off' after "
+					     "'landlock', got end of line");
 }
 END_TEST
 
 START_TEST(landlock_abi_out_of_range)
 {
-	refused(RULE_HEAD "landlock-abi 8\n",
-		NAME ":4: expected an ABI version from 1 to 7 after "
-		     "'landlock-abi', got '8'");
+	refused(RULE_HEAD "landlock-abi 8\n", NAME ":4: expected an ABI version from 1 to 7 after "
+						   "'landlock-abi', got '8'");
 }
 END_TEST
 
 START_TEST(unterminated_rule)
 {
-	refused(RULE_HEAD,
-		NAME ":3: expected '}' to close the rule opened at line 1, "
-		     "got end of file");
+	refused(RULE_HEAD, NAME ":3: expected '}' to close the rule opened at line 1, "
+				"got end of file");
 }
 END_TEST
 
@@ -1160,7 +1148,7 @@ END_TEST
 START_TEST(stray_closing_brace)
 {
 	refused("# nothing open\n}\n", NAME ":2: expected 'rule', 'defaults', 'include', "
-				     "'audit-log' or 'cgroup-parent', got '}'");
+					    "'audit-log' or 'cgroup-parent', got '}'");
 }
 END_TEST
 
@@ -1198,8 +1186,7 @@ START_TEST(too_many_words)
 	int i;
 
 	for (i = 0; i < ISO_POLICY_WORDS_MAX; i++)
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-			 " /p%d", i);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), " /p%d", i);
 	refused(text, NAME ":4: expected at most 64 words in a line, got "
 			   "more");
 }
@@ -1209,15 +1196,13 @@ START_TEST(nul_byte)
 {
 	static const char text[] = "# fine\n# not\0fine\n";
 
-	refused_len(text, sizeof(text) - 1,
-		    NAME ":2: expected printable text, got the byte 0x00");
+	refused_len(text, sizeof(text) - 1, NAME ":2: expected printable text, got the byte 0x00");
 }
 END_TEST
 
 START_TEST(control_byte)
 {
-	refused("rule user:#1 {\r\n",
-		NAME ":1: expected printable text, got the byte 0x0d");
+	refused("rule user:#1 {\r\n", NAME ":1: expected printable text, got the byte 0x0d");
 }
 END_TEST
 
@@ -1245,9 +1230,10 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Defaults, audit-log, collecting                                      */
 
-#define DEFAULTS "defaults {\n\tlimit as 2G\n\tlimit cpu 60\n\ttimeout 100 50\n" \
+#define DEFAULTS                                                            \
+	"defaults {\n\tlimit as 2G\n\tlimit cpu 60\n\ttimeout 100 50\n"     \
 	"\tnetwork host\n\tguests 7\n\toverrides FOO BAR\n\tforward LANG\n" \
-	"\tseccomp strict\n\tseccomp-action kill\n\tseccomp-deny ptrace\n" \
+	"\tseccomp strict\n\tseccomp-action kill\n\tseccomp-deny ptrace\n"  \
 	"\tlandlock optional\n\tlandlock-abi 2\n\tgrants read\n}\n"
 
 /* Every rule below a defaults block starts from it, so that a rule
@@ -1259,11 +1245,10 @@ START_TEST(rules_inherit_the_defaults_and_override_them)
 	const struct iso_rule *a, *b;
 	char where[256];
 
-	accepted(DEFAULTS
-		 "rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh\n}\n"
-		 "rule user:#2 {\npool 1900000020-1900000029\nprograms any\nlimit as 1G\n"
-		 "overrides none\nnetwork none\nguests 2\ngrants none\ntimeout 0\n"
-		 "seccomp default\nseccomp-deny mount\nforward none\n}\n");
+	accepted(DEFAULTS "rule user:#1 {\npool 1900000010-1900000019\nprograms /bin/sh\n}\n"
+			  "rule user:#2 {\npool 1900000020-1900000029\nprograms any\nlimit as 1G\n"
+			  "overrides none\nnetwork none\nguests 2\ngrants none\ntimeout 0\n"
+			  "seccomp default\nseccomp-deny mount\nforward none\n}\n");
 	a = &pol.rules[0];
 	b = &pol.rules[1];
 	ck_assert_uint_eq(a->ceiling[ISO_LIMIT_AS], 2ull << 30);
@@ -1325,22 +1310,27 @@ START_TEST(defaults_hold_only_what_rules_share)
 
 	for (size_t i = 0; i < COUNT(own); i++) {
 		snprintf(text, sizeof(text), "defaults {\n%s\n}\n", own[i]);
-		snprintf(want, sizeof(want), NAME ":2: expected '%.*s' only in a rule (each rule has "
-			 "its own), got it in 'defaults'", (int)strcspn(own[i], " "), own[i]);
+		snprintf(want, sizeof(want),
+			 NAME ":2: expected '%.*s' only in a rule (each rule has "
+			      "its own), got it in 'defaults'",
+			 (int)strcspn(own[i], " "), own[i]);
 		refused(text, want);
 	}
-	refused("defaults {\nfrobnicate\n}\n",
-		NAME ":2: expected a defaults keyword (see isospawn.conf(5)) or '}', got 'frobnicate'");
-	refused("defaults {\nguests 2\nguests 3\n}\n",
-		NAME ":3: expected each keyword once per block, got a second 'guests' (first at line 2)");
-	refused("defaults {\nlimit as 1G\nlimit as 2G\n}\n",
-		NAME ":3: expected each limit once per block, got a second 'limit as' (first at line 2)");
+	refused("defaults {\nfrobnicate\n}\n", NAME
+		":2: expected a defaults keyword (see isospawn.conf(5)) or '}', got 'frobnicate'");
+	refused(
+	    "defaults {\nguests 2\nguests 3\n}\n", NAME
+	    ":3: expected each keyword once per block, got a second 'guests' (first at line 2)");
+	refused(
+	    "defaults {\nlimit as 1G\nlimit as 2G\n}\n", NAME
+	    ":3: expected each limit once per block, got a second 'limit as' (first at line 2)");
 	refused("defaults {\nguests 2\n", NAME ":2: expected '}' to close the defaults opened at "
-					  "line 1, got end of file");
+					       "line 1, got end of file");
 	refused("defaults\n}\n", NAME ":1: expected '{' alone after 'defaults', got 'end of line'");
 	/* A rule that restricts programs still needs a list, from wherever. */
 	refused("defaults {\noverrides any\n}\nrule user:#1 {\npool 1900000010-1900000019\n"
-		"programs /bin/sh\n}\n", NAME ":7: expected 'overrides NAME...' or 'overrides none'");
+		"programs /bin/sh\n}\n",
+		NAME ":7: expected 'overrides NAME...' or 'overrides none'");
 }
 END_TEST
 
@@ -1356,7 +1346,7 @@ START_TEST(defaults_once_above_every_rule)
 	refused("defaults {\n}\ndefaults {\n}\n",
 		NAME ":3: expected one 'defaults' block, got a second (first at line 1)");
 	refused("defaults {\nrule user:#1 {\n", NAME ":2: expected '}' to close the defaults "
-						   "opened at line 1, got 'rule'");
+						     "opened at line 1, got 'rule'");
 }
 END_TEST
 
@@ -1369,7 +1359,7 @@ START_TEST(audit_log_is_one_absolute_file)
 	ck_assert_ptr_null(pol.audit_log);
 	policy_free(&pol);
 	refused("audit-log log\n", NAME ":1: expected a file (absolute normalized path) alone "
-				   "after 'audit-log', got 'log'");
+					"after 'audit-log', got 'log'");
 	refused("audit-log /var/log/\n", "got '/var/log/'");
 	refused("audit-log\n", "got 'end of line'");
 	refused("audit-log /a\naudit-log /b\n",
@@ -1402,11 +1392,11 @@ START_TEST(collecting_parse_notes_each_error_once)
 	ck_assert_uint_eq(report.errors, 3);
 	ck_assert_uint_eq(report.nnotes, 3);
 	ck_assert_str_eq(report.notes[0], NAME ":2: expected FIRST <= LAST after 'pool', got "
-					  "'1900000010-19'");
+					       "'1900000010-19'");
 	ck_assert_str_eq(report.notes[1], NAME ":4: expected 'host', 'none' or 'none-only' after "
-					  "'network', got 'maybe'");
+					       "'network', got 'maybe'");
 	ck_assert_str_eq(report.notes[2], NAME ":5: expected '}' to close the rule opened at "
-					  "line 1, got 'rule'");
+					       "line 1, got 'rule'");
 	ck_assert_str_eq(why, report.notes[0]);
 	policy_report_free(&report);
 	refused(text, NAME ":2: expected FIRST <= LAST after 'pool', got '1900000010-19'");
@@ -1419,14 +1409,12 @@ static int check_path(const char *path)
 	return policy_check_path(path, 0, why, sizeof(why));
 }
 
-static void check_path_refused(const char *path, int code,
-			       const char *reason)
+static void check_path_refused(const char *path, int code, const char *reason)
 {
 	int rc = check_path(path);
 
 	ck_assert_int_eq(rc, code);
-	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"",
-		      why, reason);
+	ck_assert_msg(strstr(why, reason) != NULL, "got \"%s\", want \"%s\"", why, reason);
 }
 
 START_TEST(check_path_relative_refused)

@@ -16,33 +16,32 @@
 #include "policy.h"
 #include "util.h"
 
-static const char policy_text[] =
-	"rule user:#1000 {\n"
-	"    pool 1900000000-1900000099\n"
-	"    programs /usr/bin/python3 /bin/true\n"
-	"    overrides FOO PATH\n"
-	"    forward LANG\n"
-	"    limit cpu 30\n"
-	"    limit as 1G\n"
-	"    timeout 60 10\n"
-	"    network none-only\n"
-	"    grants read-write\n"
-	"}\n"
-	"rule user:#1001 {\n"
-	"    pool 1900000100-1900000199\n"
-	"    programs any\n"
-	"}\n"
-	"rule user:#1002 {\n"
-	"    pool 1900000200-1900000299\n"
-	"    programs /bin/sh\n"
-	"    overrides FOO\n"
-	"    grants read\n"
-	"}\n"
-	"rule user:#1003 {\n"
-	"    pool 1900000300-1900000399\n"
-	"    programs any\n"
-	"    timeout 0 5\n"
-	"}\n";
+static const char policy_text[] = "rule user:#1000 {\n"
+				  "    pool 1900000000-1900000099\n"
+				  "    programs /usr/bin/python3 /bin/true\n"
+				  "    overrides FOO PATH\n"
+				  "    forward LANG\n"
+				  "    limit cpu 30\n"
+				  "    limit as 1G\n"
+				  "    timeout 60 10\n"
+				  "    network none-only\n"
+				  "    grants read-write\n"
+				  "}\n"
+				  "rule user:#1001 {\n"
+				  "    pool 1900000100-1900000199\n"
+				  "    programs any\n"
+				  "}\n"
+				  "rule user:#1002 {\n"
+				  "    pool 1900000200-1900000299\n"
+				  "    programs /bin/sh\n"
+				  "    overrides FOO\n"
+				  "    grants read\n"
+				  "}\n"
+				  "rule user:#1003 {\n"
+				  "    pool 1900000300-1900000399\n"
+				  "    programs any\n"
+				  "    timeout 0 5\n"
+				  "}\n";
 
 static struct iso_policy pol;
 static const struct iso_rule *strict, *open_rule, *one_script, *unbounded;
@@ -52,8 +51,9 @@ static char why[512];
 
 static void setup(void)
 {
-	ck_assert_int_eq(policy_parse(policy_text, sizeof(policy_text) - 1, "t.conf",
-				      &pol, NULL, why, sizeof(why)), 0);
+	ck_assert_int_eq(policy_parse(policy_text, sizeof(policy_text) - 1, "t.conf", &pol, NULL,
+				      why, sizeof(why)),
+			 0);
 	strict = &pol.rules[0];
 	open_rule = &pol.rules[1];
 	one_script = &pol.rules[2];
@@ -101,8 +101,8 @@ END_TEST
 
 START_TEST(program_path_must_be_normal)
 {
-	static const char *const bad[] = { "bin/true", "/bin/../bin/true", "/bin//true",
-					   "/bin/./true", "/bin/true/", "/" };
+	static const char *const bad[] = { "bin/true",    "/bin/../bin/true", "/bin//true",
+					   "/bin/./true", "/bin/true/",       "/" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		req.program = bad[i];
@@ -394,11 +394,15 @@ END_TEST
  * wins. */
 START_TEST(code_hooks_and_path_refused_where_programs_are_restricted)
 {
-	static const char *const refused[] = { "BASH_ENV=/tmp/x", "PATH=/tmp",
+	static const char *const refused[] = { "BASH_ENV=/tmp/x",
+					       "PATH=/tmp",
 					       "NODE_OPTIONS=--require=/tmp/x",
-					       "GIT_CONFIG_COUNT=1", "OPENSSL_CONF=/tmp/x.cnf",
-					       "LUA_INIT=@/tmp/x.lua", "ZDOTDIR=/tmp",
-					       "GIT_SSH_COMMAND=/tmp/x", NULL };
+					       "GIT_CONFIG_COUNT=1",
+					       "OPENSSL_CONF=/tmp/x.cnf",
+					       "LUA_INIT=@/tmp/x.lua",
+					       "ZDOTDIR=/tmp",
+					       "GIT_SSH_COMMAND=/tmp/x",
+					       NULL };
 
 	req.program = "/bin/sh";
 	req.noverrides = 1;
@@ -438,7 +442,8 @@ START_TEST(refusals_name_the_line_and_keyword_in_the_callers_terms)
 	ck_assert_str_eq(why, "limit as=2G is above the ceiling as=1G of t.conf:7 (limit as)");
 	req.limits[ISO_LIMIT_AS] = UINT64_MAX;
 	ck_assert_int_eq(decide(strict), -EACCES);
-	ck_assert_str_eq(why, "limit as=unlimited is above the ceiling as=1G of t.conf:7 (limit as)");
+	ck_assert_str_eq(why,
+			 "limit as=unlimited is above the ceiling as=1G of t.conf:7 (limit as)");
 	req.limits_set = 1u << ISO_LIMIT_NOFILE;
 	req.limits[ISO_LIMIT_NOFILE] = 1025;
 	ck_assert_int_eq(decide(strict), -EACCES);
@@ -482,8 +487,8 @@ START_TEST(refusal_names_the_defaults_line_a_rule_inherits)
 				   "rule user:#7 {\npool 1900000300-1900000309\nprograms any\n}\n";
 	struct iso_policy d;
 
-	ck_assert_int_eq(policy_parse(text, sizeof(text) - 1, "d.conf", &d, NULL, why,
-				      sizeof(why)), 0);
+	ck_assert_int_eq(policy_parse(text, sizeof(text) - 1, "d.conf", &d, NULL, why, sizeof(why)),
+			 0);
 	req.limits_set = 1u << ISO_LIMIT_AS;
 	req.limits[ISO_LIMIT_AS] = 3ull << 30;
 	ck_assert_int_eq(decide(&d.rules[0]), -EACCES);

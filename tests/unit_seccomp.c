@@ -96,10 +96,10 @@ START_TEST(built_programs_are_what_libseccomp_compiles)
 			struct sock_filter *want;
 			size_t len;
 
-			ck_assert_int_eq(rules_compile(strict, kill ? SECCOMP_RET_KILL_PROCESS
-								    : ACTION_ERRNO,
-						       NULL, &want, &len),
-					 0);
+			ck_assert_int_eq(
+			    rules_compile(strict, kill ? SECCOMP_RET_KILL_PROCESS : ACTION_ERRNO,
+					  NULL, &want, &len),
+			    0);
 			ck_assert_uint_eq(p->len, len);
 			ck_assert(memcmp(p->filter, want, len * sizeof *want) == 0);
 			free(want);
@@ -121,8 +121,7 @@ static struct sock_filter *prepared(int strict, int kill, char **deny, size_t *l
 	rule.seccomp_action = kill ? ISO_SECCOMP_KILL : ISO_SECCOMP_ERRNO;
 	rule.landlock = ISO_LANDLOCK_OFF;
 	rule.seccomp_deny = deny;
-	ck_assert_msg(confine_prepare(&rule, &c, why, sizeof why) == 0,
-		      "confine_prepare: %s", why);
+	ck_assert_msg(confine_prepare(&rule, &c, why, sizeof why) == 0, "confine_prepare: %s", why);
 	*len = c.bpf_len;
 	return c.bpf;
 }
@@ -146,10 +145,23 @@ END_TEST
  * ioctls, set-id modes with and without O_CREAT, clone's namespace flags,
  * personalities. */
 static const uint64_t arg_values[] = {
-	0, 1, AF_INET, AF_NETLINK, 40 /* AF_VSOCK */, TIOCSTI, TIOCSTI | 0x100000000ull,
-	TIOCGWINSZ, S_ISUID | 0644, S_ISGID, O_CREAT, 0x10000 /* CLONE_NEWNS's neighbour */,
-	0x20000 /* CLONE_NEWNS */, 0x10000000 /* CLONE_NEWUSER */, 0x0008 /* a personality */,
-	0xffffffff, 0xffffffffffffffffull,
+	0,
+	1,
+	AF_INET,
+	AF_NETLINK,
+	40 /* AF_VSOCK */,
+	TIOCSTI,
+	TIOCSTI | 0x100000000ull,
+	TIOCGWINSZ,
+	S_ISUID | 0644,
+	S_ISGID,
+	O_CREAT,
+	0x10000 /* CLONE_NEWNS's neighbour */,
+	0x20000 /* CLONE_NEWNS */,
+	0x10000000 /* CLONE_NEWUSER */,
+	0x0008 /* a personality */,
+	0xffffffff,
+	0xffffffffffffffffull,
 };
 
 /* Every number from 0 to 1100, around ARM's private calls and x32's. */
@@ -182,13 +194,16 @@ static void decide_alike(const struct sock_filter *got, size_t got_len,
 					d.arch = arches[a];
 					d.nr = (int)nth_number(i);
 					d.args[arg] = arg_values[v];
-					uint32_t r = run(got, got_len, &d), w = run(want, want_len, &d);
+					uint32_t r = run(got, got_len, &d),
+						 w = run(want, want_len, &d);
 
 					if (r != w && !(r == stricter && w == SECCOMP_RET_ALLOW))
-						ck_abort_msg("%s: arch 0x%x nr %d arg %zu = 0x%llx: 0x%x, "
-						      "libseccomp 0x%x", what, d.arch, d.nr, arg,
-						      (unsigned long long)arg_values[v],
-						      run(got, got_len, &d), run(want, want_len, &d));
+						ck_abort_msg(
+						    "%s: arch 0x%x nr %d arg %zu = 0x%llx: 0x%x, "
+						    "libseccomp 0x%x",
+						    what, d.arch, d.nr, arg,
+						    (unsigned long long)arg_values[v],
+						    run(got, got_len, &d), run(want, want_len, &d));
 				}
 }
 
@@ -217,11 +232,11 @@ START_TEST(deny_lists_decide_as_libseccomp_decided)
 				char what[64];
 
 				got = prepared(strict, kill, lists[l], &got_len);
-				ck_assert_int_eq(rules_compile(strict,
-							       kill ? SECCOMP_RET_KILL_PROCESS
-								    : ACTION_ERRNO,
-							       lists[l], &want, &want_len),
-						 0);
+				ck_assert_int_eq(
+				    rules_compile(strict,
+						  kill ? SECCOMP_RET_KILL_PROCESS : ACTION_ERRNO,
+						  lists[l], &want, &want_len),
+				    0);
 				snprintf(what, sizeof what, "list %zu, %s, %s", l,
 					 strict ? "strict" : "default", kill ? "kill" : "errno");
 				decide_alike(got, got_len, want, want_len, what, 0);
@@ -302,7 +317,7 @@ START_TEST(names_are_libseccomps)
 			/* Its number, or its multiplexer's (seccomp-gen.c). */
 			if (strcmp(name ? name : "", s->name) != 0)
 				ck_assert_int_eq(seccomp_syscall_resolve_name_rewrite(
-							 iso_seccomp_arches[a], s->name),
+						     iso_seccomp_arches[a], s->name),
 						 s->nr[a]);
 			ck_assert_int_eq(rules_enosys(iso_seccomp_arches[a], s->nr[a]), 0);
 			free(name);
@@ -317,7 +332,8 @@ START_TEST(names_are_libseccomps)
 			if (!name)
 				continue;
 			ck_assert_msg(s, "%s (%d) is not in the table", name, nr);
-			ck_assert_int_eq(s->nr[a], rules_enosys(iso_seccomp_arches[a], nr) ? -1 : nr);
+			ck_assert_int_eq(s->nr[a],
+					 rules_enosys(iso_seccomp_arches[a], nr) ? -1 : nr);
 			free(name);
 		}
 }

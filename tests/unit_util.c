@@ -88,8 +88,7 @@ END_TEST
 
 START_TEST(path_normal_form_accepts_one_spelling_per_place)
 {
-	static const char *const good[] = { "/", "/usr", "/usr/bin/true", "/opt/..x/.y",
-					     "/a b/c" };
+	static const char *const good[] = { "/", "/usr", "/usr/bin/true", "/opt/..x/.y", "/a b/c" };
 	char *longest = long_path(PATH_MAX - 1);
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
@@ -103,9 +102,10 @@ END_TEST
 
 START_TEST(path_normal_form_refuses_other_spellings_with_a_fault)
 {
-	static const char *const bad[] = { "",	  "usr",      "./usr",	 "//",	    "/usr/",
-					   "/usr//bin", "/.", "/..", "/usr/./bin", "/usr/../etc",
-					   "/tmp/a\nb", "/tmp/\x7f", "/bin/\x1btrue" };
+	static const char *const bad[] = {
+		"",    "usr",        "./usr",       "//",        "/usr/",     "/usr//bin",    "/.",
+		"/..", "/usr/./bin", "/usr/../etc", "/tmp/a\nb", "/tmp/\x7f", "/bin/\x1btrue"
+	};
 	const char *fault;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -170,8 +170,10 @@ static int limit_parse(const char *text, enum iso_limit which, uint64_t *value)
 
 START_TEST(limit_suffixes_are_powers_of_1024_for_byte_limits)
 {
-	static const enum iso_limit bytes[] = { ISO_LIMIT_AS, ISO_LIMIT_FSIZE, ISO_LIMIT_STACK,
-						ISO_LIMIT_SCRATCH, ISO_LIMIT_SHM, ISO_LIMIT_MEMORY };
+	static const enum iso_limit bytes[] = {
+		ISO_LIMIT_AS,      ISO_LIMIT_FSIZE, ISO_LIMIT_STACK,
+		ISO_LIMIT_SCRATCH, ISO_LIMIT_SHM,   ISO_LIMIT_MEMORY
+	};
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++) {
@@ -241,16 +243,17 @@ END_TEST
 
 START_TEST(limit_other_spellings_are_einval)
 {
-	static const char *const bad[] = { "", "12X", "1KK", "-1", " 1", "+1", "1 ", "1k",
-					   "K", "1.5G", "0x10", "Unlimited", "unlimited ",
-					   "1 K", "1K ", "99999999999999999999X" };
+	static const char *const bad[] = { "",           "12X",  "1KK",  "-1",
+					   " 1",         "+1",   "1 ",   "1k",
+					   "K",          "1.5G", "0x10", "Unlimited",
+					   "unlimited ", "1 K",  "1K ",  "99999999999999999999X" };
 	uint64_t v;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(limit_parse(bad[i], ISO_LIMIT_AS, &v) == -EINVAL, "'%s'", bad[i]);
 	ck_assert_int_eq(limit_parse(NULL, ISO_LIMIT_AS, &v), -EINVAL);
 	ck_assert_int_eq(limit_parse("1", ISO_LIMIT_COUNT, &v), -EINVAL);
-	ck_assert_int_eq(limit_parse("1", (enum iso_limit)-1, &v), -EINVAL);
+	ck_assert_int_eq(limit_parse("1", (enum iso_limit) - 1, &v), -EINVAL);
 }
 END_TEST
 
@@ -262,8 +265,11 @@ START_TEST(limit_cpus_are_thousandths_of_a_cpu)
 	static const struct {
 		const char *text, *shown;
 		uint64_t value;
-	} good[] = { { "1.5", "1.5", 1500 }, { "2", "2", 2000 }, { "0.01", "0.01", 10 },
-		     { ".5", "0.5", 500 }, { "0.125", "0.125", 125 } };
+	} good[] = { { "1.5", "1.5", 1500 },
+		     { "2", "2", 2000 },
+		     { "0.01", "0.01", 10 },
+		     { ".5", "0.5", 500 },
+		     { "0.125", "0.125", 125 } };
 	char shown[32];
 	uint64_t v;
 
@@ -321,7 +327,8 @@ START_TEST(recv_closes_a_pidfd_it_did_not_ask_for)
 		/* SO_PASSPIDFD came with Linux 6.5: counted as a SKIP
 		 * (tests/check-driver), not a pass. */
 		printf("SKIP-RUN: recv_closes_a_pidfd_it_did_not_ask_for: "
-		       "no SO_PASSPIDFD (%s)\n", strerror(errno));
+		       "no SO_PASSPIDFD (%s)\n",
+		       strerror(errno));
 		fflush(stdout);
 		close(sv[0]);
 		close(sv[1]);
@@ -329,8 +336,8 @@ START_TEST(recv_closes_a_pidfd_it_did_not_ask_for)
 	}
 	ck_assert_int_eq(iso_send_fds(sv[0], "x", 1, 0, NULL, 0), 1);
 	before = open_fds();
-	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
-				      &seen), 1);
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds, &seen),
+			 1);
 	ck_assert_uint_eq(nfds, 0);
 	ck_assert_uint_eq(seen & ISO_RECV_OTHER, ISO_RECV_OTHER);
 	ck_assert_int_eq(open_fds(), before);
@@ -348,12 +355,12 @@ START_TEST(recv_reports_a_datagram_longer_than_the_buffer)
 
 	seqpacket_pair(sv);
 	ck_assert_int_eq(iso_send_fds(sv[0], "longer", 6, 0, NULL, 0), 6);
-	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
-				      &seen), 4);
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds, &seen),
+			 4);
 	ck_assert_uint_eq(seen, ISO_RECV_TRUNC);
 	close(sv[0]);
-	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds,
-				      &seen), 0);
+	ck_assert_int_eq(iso_recv_fds(sv[1], buf, sizeof(buf), 0, got, ISO_FDS_MAX, &nfds, &seen),
+			 0);
 	close(sv[1]);
 }
 END_TEST

@@ -37,8 +37,7 @@ static void raw_le(uint64_t v, size_t n)
 		raw[raw_len++] = (uint8_t)(v >> (8 * i));
 }
 
-static void raw_header(uint16_t magic, uint8_t version, uint8_t type,
-		       uint32_t id)
+static void raw_header(uint16_t magic, uint8_t version, uint8_t type, uint32_t id)
 {
 	raw_len = 0;
 	raw_le(magic, 2);
@@ -189,9 +188,9 @@ static int raw_decode(void)
 	return iso_wire_decode(raw, raw_len, &decoded, why, sizeof(why));
 }
 
-#define ck_assert_why(substr)                                                 \
-	ck_assert_msg(strstr(why, substr) != NULL,                            \
-		      "reason \"%s\" does not contain \"%s\"", why, substr)
+#define ck_assert_why(substr)                                                                    \
+	ck_assert_msg(strstr(why, substr) != NULL, "reason \"%s\" does not contain \"%s\"", why, \
+		      substr)
 
 static void expect_refused(int rc, const char *substr)
 {
@@ -273,8 +272,8 @@ static void valid_msg(uint8_t type, struct iso_wire_msg *msg)
 	}
 }
 
-static void assert_strv(const char *const *want, uint32_t nwant,
-			const char *const *got, uint32_t ngot)
+static void assert_strv(const char *const *want, uint32_t nwant, const char *const *got,
+			uint32_t ngot)
 {
 	ck_assert_uint_eq(nwant, ngot);
 	for (uint32_t i = 0; i < nwant; i++)
@@ -289,8 +288,7 @@ static void assert_u32v(const uint32_t *want, uint32_t nwant, const uint32_t *go
 		ck_assert_uint_eq(want[i], got[i]);
 }
 
-static void assert_same(const struct iso_wire_msg *a,
-			const struct iso_wire_msg *b)
+static void assert_same(const struct iso_wire_msg *a, const struct iso_wire_msg *b)
 {
 	ck_assert_uint_eq(a->type, b->type);
 	ck_assert_uint_eq(a->id, b->id);
@@ -300,11 +298,9 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_str_eq(x->program, y->program);
 		assert_strv(x->argv, x->argc, y->argv, y->argc);
 		assert_strv(x->forward, x->nforward, y->forward, y->nforward);
-		assert_strv(x->overrides, x->noverrides, y->overrides,
-			    y->noverrides);
+		assert_strv(x->overrides, x->noverrides, y->overrides, y->noverrides);
 		assert_strv(x->read_paths, x->nread, y->read_paths, y->nread);
-		assert_strv(x->write_paths, x->nwrite, y->write_paths,
-			    y->nwrite);
+		assert_strv(x->write_paths, x->nwrite, y->write_paths, y->nwrite);
 		ck_assert_uint_eq(x->limits_set, y->limits_set);
 		for (int i = 0; i < ISO_LIMIT_COUNT; i++)
 			if (x->limits_set & 1u << i)
@@ -345,8 +341,7 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_uint_eq(a->u.kill.signal, b->u.kill.signal);
 		break;
 	case ISO_MSG_HELLO:
-		ck_assert_uint_eq(a->u.hello.landlock_abi,
-				  b->u.hello.landlock_abi);
+		ck_assert_uint_eq(a->u.hello.landlock_abi, b->u.hello.landlock_abi);
 		ck_assert_uint_eq(a->u.hello.err, b->u.hello.err);
 		ck_assert_pstr_eq(a->u.hello.message, b->u.hello.message);
 		break;
@@ -360,8 +355,7 @@ static void assert_same(const struct iso_wire_msg *a,
 		ck_assert_str_eq(a->u.refused.message, b->u.refused.message);
 		break;
 	case ISO_MSG_EXITED: {
-		const struct iso_wire_exited *x = &a->u.exited,
-					     *y = &b->u.exited;
+		const struct iso_wire_exited *x = &a->u.exited, *y = &b->u.exited;
 		ck_assert_uint_eq(x->outcome, y->outcome);
 		ck_assert_uint_eq(x->code, y->code);
 		ck_assert_uint_eq(x->stage, y->stage);
@@ -470,8 +464,8 @@ END_TEST
 
 START_TEST(round_trip_messages_without_fields)
 {
-	static const uint8_t types[] = { ISO_MSG_LIST, ISO_MSG_RULE, ISO_MSG_DONE,
-					 ISO_MSG_CLONE, ISO_MSG_CHANNEL };
+	static const uint8_t types[] = { ISO_MSG_LIST, ISO_MSG_RULE, ISO_MSG_DONE, ISO_MSG_CLONE,
+					 ISO_MSG_CHANNEL };
 
 	for (size_t i = 0; i < sizeof(types); i++) {
 		valid_msg(types[i], &m);
@@ -740,11 +734,9 @@ END_TEST
 START_TEST(encode_omits_absent_optional_fields)
 {
 	valid_msg(ISO_MSG_SPAWN, &m); /* PROGRAM "/usr/bin/true", ARG "true" */
-	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)),
-			 12 + 6 + 14 + 6 + 5);
+	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)), 12 + 6 + 14 + 6 + 5);
 	valid_msg(ISO_MSG_EXITED, &m); /* stage NONE, limit_hit -1, usage 0 */
-	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)),
-			 12 + 10 + 10);
+	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)), 12 + 10 + 10);
 	valid_msg(ISO_MSG_HELLO, &m); /* err 0, message NULL */
 	ck_assert_int_eq(iso_wire_encode(&m, enc1, sizeof(enc1)), 12 + 10);
 }
@@ -755,88 +747,206 @@ static const char *break_msg(int i, struct iso_wire_msg *msg)
 {
 	struct iso_wire_spawn *s = &msg->u.spawn;
 	static const uint8_t types[] = {
-		0, 0, ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
-		ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
-		ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
-		ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
-		ISO_MSG_SPAWN, ISO_MSG_SPAWN, ISO_MSG_KILL, ISO_MSG_KILL,
-		ISO_MSG_HELLO, ISO_MSG_HELLO, ISO_MSG_HELLO, ISO_MSG_SPAWNED,
-		ISO_MSG_REFUSED, ISO_MSG_REFUSED, ISO_MSG_REFUSED,
-		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_EXITED,
-		ISO_MSG_EXITED, ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
-		ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST, ISO_MSG_GUEST,
-		ISO_MSG_GUEST, ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT,
-		ISO_MSG_RULE_TEXT, ISO_MSG_RULE_TEXT, ISO_MSG_EXITED,
-		ISO_MSG_EXITED, ISO_MSG_SPAWN, ISO_MSG_SPAWN,
+		0,
+		0,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_KILL,
+		ISO_MSG_KILL,
+		ISO_MSG_HELLO,
+		ISO_MSG_HELLO,
+		ISO_MSG_HELLO,
+		ISO_MSG_SPAWNED,
+		ISO_MSG_REFUSED,
+		ISO_MSG_REFUSED,
+		ISO_MSG_REFUSED,
+		ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
+		ISO_MSG_GUEST,
+		ISO_MSG_GUEST,
+		ISO_MSG_GUEST,
+		ISO_MSG_GUEST,
+		ISO_MSG_GUEST,
+		ISO_MSG_RULE_TEXT,
+		ISO_MSG_RULE_TEXT,
+		ISO_MSG_RULE_TEXT,
+		ISO_MSG_RULE_TEXT,
+		ISO_MSG_EXITED,
+		ISO_MSG_EXITED,
+		ISO_MSG_SPAWN,
+		ISO_MSG_SPAWN,
 	};
 	valid_msg(types[i] ? types[i] : ISO_MSG_KILL, msg);
 	ck_assert_int_gt(iso_wire_encode(msg, enc1, sizeof(enc1)), 0);
 	switch (i) {
-	case 0: msg->type = 0; return "type 0";
-	case 1: msg->type = ISO_MSG_TYPE_MAX + 1; return "type past the last";
-	case 2: s->argc = 0; return "argc 0";
-	case 3: s->argc = ISO_ARGS_MAX + 1; return "argc 1025";
-	case 4: s->program = NULL; return "NULL program";
-	case 5: s->program = "usr/bin/true"; return "relative program";
-	case 6: s->program = make_str(0, ISO_WIRE_PATH_MAX, '/');
+	case 0:
+		msg->type = 0;
+		return "type 0";
+	case 1:
+		msg->type = ISO_MSG_TYPE_MAX + 1;
+		return "type past the last";
+	case 2:
+		s->argc = 0;
+		return "argc 0";
+	case 3:
+		s->argc = ISO_ARGS_MAX + 1;
+		return "argc 1025";
+	case 4:
+		s->program = NULL;
+		return "NULL program";
+	case 5:
+		s->program = "usr/bin/true";
+		return "relative program";
+	case 6:
+		s->program = make_str(0, ISO_WIRE_PATH_MAX, '/');
 		return "program 4097 bytes";
-	case 7: s->argv[0] = NULL; return "NULL argv[0]";
-	case 8: s->argv[0] = make_str(0, ISO_WIRE_STR_MAX, 'a');
+	case 7:
+		s->argv[0] = NULL;
+		return "NULL argv[0]";
+	case 8:
+		s->argv[0] = make_str(0, ISO_WIRE_STR_MAX, 'a');
 		return "arg over ISO_WIRE_STR_MAX";
-	case 9: s->nforward = ISO_WIRE_FORWARD_MAX + 1; return "17 forward";
-	case 10: s->noverrides = ISO_ENV_OVERRIDES_MAX + 1;
+	case 9:
+		s->nforward = ISO_WIRE_FORWARD_MAX + 1;
+		return "17 forward";
+	case 10:
+		s->noverrides = ISO_ENV_OVERRIDES_MAX + 1;
 		return "129 overrides";
-	case 11: s->nread = ISO_PATHS_MAX + 1; return "33 read paths";
-	case 12: s->nwrite = ISO_PATHS_MAX + 1; return "33 write paths";
-	case 13: s->read_paths[0] = "tmp"; s->nread = 1;
+	case 11:
+		s->nread = ISO_PATHS_MAX + 1;
+		return "33 read paths";
+	case 12:
+		s->nwrite = ISO_PATHS_MAX + 1;
+		return "33 write paths";
+	case 13:
+		s->read_paths[0] = "tmp";
+		s->nread = 1;
 		return "relative read path";
-	case 14: s->nforward = 1; return "NULL forward[0]";
-	case 15: s->limits_set = 1u << ISO_LIMIT_COUNT;
+	case 14:
+		s->nforward = 1;
+		return "NULL forward[0]";
+	case 15:
+		s->limits_set = 1u << ISO_LIMIT_COUNT;
 		return "limit bit 6";
-	case 16: s->network = ISO_NETWORK_HOST + 1; return "network 3";
-	case 17: s->channel = ISO_CHANNEL_STREAM + 1; return "channel 3";
-	case 18: s->stdio_mask = 8; return "stdio mask 8";
-	case 19: msg->u.kill.signal = 0; return "signal 0";
-	case 20: msg->u.kill.signal = 65; return "signal 65";
-	case 21: msg->u.hello.landlock_abi = 256; return "landlock abi 256";
-	case 22: msg->u.hello.err = 4096; return "hello err 4096";
-	case 23: msg->u.hello.message = make_str(0, ISO_WIRE_TEXT_MAX, 'm');
+	case 16:
+		s->network = ISO_NETWORK_HOST + 1;
+		return "network 3";
+	case 17:
+		s->channel = ISO_CHANNEL_STREAM + 1;
+		return "channel 3";
+	case 18:
+		s->stdio_mask = 8;
+		return "stdio mask 8";
+	case 19:
+		msg->u.kill.signal = 0;
+		return "signal 0";
+	case 20:
+		msg->u.kill.signal = 65;
+		return "signal 65";
+	case 21:
+		msg->u.hello.landlock_abi = 256;
+		return "landlock abi 256";
+	case 22:
+		msg->u.hello.err = 4096;
+		return "hello err 4096";
+	case 23:
+		msg->u.hello.message = make_str(0, ISO_WIRE_TEXT_MAX, 'm');
 		return "hello message over ISO_WIRE_TEXT_MAX";
-	case 24: msg->u.spawned.notes = make_str(0, ISO_WIRE_TEXT_MAX, 'n');
+	case 24:
+		msg->u.spawned.notes = make_str(0, ISO_WIRE_TEXT_MAX, 'n');
 		return "notes over ISO_WIRE_TEXT_MAX";
-	case 25: msg->u.refused.err = 0; return "refused err 0";
-	case 26: msg->u.refused.err = 4096; return "refused err 4096";
-	case 27: msg->u.refused.message = NULL; return "refused NULL message";
-	case 28: msg->u.exited.outcome = ISO_OUTCOME_RUNNING;
+	case 25:
+		msg->u.refused.err = 0;
+		return "refused err 0";
+	case 26:
+		msg->u.refused.err = 4096;
+		return "refused err 4096";
+	case 27:
+		msg->u.refused.message = NULL;
+		return "refused NULL message";
+	case 28:
+		msg->u.exited.outcome = ISO_OUTCOME_RUNNING;
 		return "outcome RUNNING";
-	case 29: msg->u.exited.outcome = ISO_OUTCOME_FAILED + 1;
+	case 29:
+		msg->u.exited.outcome = ISO_OUTCOME_FAILED + 1;
 		return "outcome 6";
-	case 30: msg->u.exited.stage = ISO_STAGE_EXEC + 1; return "stage 5";
-	case 31: msg->u.exited.limit_hit = ISO_LIMIT_COUNT;
+	case 30:
+		msg->u.exited.stage = ISO_STAGE_EXEC + 1;
+		return "stage 5";
+	case 31:
+		msg->u.exited.limit_hit = ISO_LIMIT_COUNT;
 		return "limit_hit 6";
-	case 32: msg->u.exited.limit_hit = -2; return "limit_hit -2";
-	case 33: s->program = "/bin/a\nb"; return "program with a newline";
-	case 34: s->write_paths[0] = "/tmp/\x7f"; s->nwrite = 1;
+	case 32:
+		msg->u.exited.limit_hit = -2;
+		return "limit_hit -2";
+	case 33:
+		s->program = "/bin/a\nb";
+		return "program with a newline";
+	case 34:
+		s->write_paths[0] = "/tmp/\x7f";
+		s->nwrite = 1;
 		return "write path with DEL";
-	case 35: msg->u.guest.pid = 0; return "guest pid 0";
-	case 36: msg->u.guest.program = "python3"; return "relative guest program";
-	case 37: msg->u.guest.limits_set = 1u << ISO_LIMIT_COUNT;
+	case 35:
+		msg->u.guest.pid = 0;
+		return "guest pid 0";
+	case 36:
+		msg->u.guest.program = "python3";
+		return "relative guest program";
+	case 37:
+		msg->u.guest.limits_set = 1u << ISO_LIMIT_COUNT;
 		return "guest limit bit 8";
-	case 38: msg->u.guest.network = ISO_NETWORK_HOST + 1; return "guest network 3";
-	case 39: msg->u.guest.helper = 0; return "guest helper 0";
-	case 40: msg->u.rule_text.line = 0; return "rule line 0";
-	case 41: msg->u.rule_text.text = make_str(0, ISO_WIRE_RULE_MAX, 't');
+	case 38:
+		msg->u.guest.network = ISO_NETWORK_HOST + 1;
+		return "guest network 3";
+	case 39:
+		msg->u.guest.helper = 0;
+		return "guest helper 0";
+	case 40:
+		msg->u.rule_text.line = 0;
+		return "rule line 0";
+	case 41:
+		msg->u.rule_text.text = make_str(0, ISO_WIRE_RULE_MAX, 't');
 		return "rule text over ISO_WIRE_RULE_MAX";
-	case 42: msg->u.rule_text.file = "isospawn.conf"; return "relative rule file";
-	case 43: msg->u.rule_text.text = NULL; return "NULL rule text";
-	case 44: msg->u.exited.reason = "landlock: /x: No such file or directory";
+	case 42:
+		msg->u.rule_text.file = "isospawn.conf";
+		return "relative rule file";
+	case 43:
+		msg->u.rule_text.text = NULL;
+		return "NULL rule text";
+	case 44:
+		msg->u.exited.reason = "landlock: /x: No such file or directory";
 		return "a reason with outcome EXITED";
-	case 45: msg->u.exited.outcome = ISO_OUTCOME_FAILED;
+	case 45:
+		msg->u.exited.outcome = ISO_OUTCOME_FAILED;
 		msg->u.exited.code = ENOTEMPTY;
 		msg->u.exited.reason = make_str(0, ISO_WIRE_TEXT_MAX, 'r');
 		return "reason over ISO_WIRE_TEXT_MAX";
-	case 46: s->cwd = "tmp/job"; return "relative cwd";
-	case 47: s->cwd = make_str(0, ISO_WIRE_PATH_MAX, '/'); return "cwd over ISO_WIRE_PATH_MAX";
+	case 46:
+		s->cwd = "tmp/job";
+		return "relative cwd";
+	case 47:
+		s->cwd = make_str(0, ISO_WIRE_PATH_MAX, '/');
+		return "cwd over ISO_WIRE_PATH_MAX";
 	}
 	ck_abort_msg("no case %d", i);
 	return NULL;
@@ -876,8 +986,7 @@ static void spawn_of_size(size_t total)
 	size_t left = total - (12 + 6 + 14);
 	uint32_t n = 0;
 	while (left > 0) {
-		size_t value = left - 6 < ISO_WIRE_STR_MAX ? left - 6 :
-							       ISO_WIRE_STR_MAX;
+		size_t value = left - 6 < ISO_WIRE_STR_MAX ? left - 6 : ISO_WIRE_STR_MAX;
 		m.u.spawn.argv[n] = make_str((int)n, value - 1, 'a');
 		n++;
 		left -= 6 + value;
@@ -890,9 +999,7 @@ START_TEST(encode_fills_exactly_iso_wire_max)
 	static uint8_t big[2 * ISO_WIRE_MAX];
 	spawn_of_size(ISO_WIRE_MAX);
 	ck_assert_int_eq(iso_wire_encode(&m, big, sizeof(big)), ISO_WIRE_MAX);
-	ck_assert_int_eq(iso_wire_decode(big, ISO_WIRE_MAX, &decoded, why,
-					 sizeof(why)),
-			 0);
+	ck_assert_int_eq(iso_wire_decode(big, ISO_WIRE_MAX, &decoded, why, sizeof(why)), 0);
 	assert_same(&m, &decoded);
 }
 END_TEST
@@ -916,8 +1023,7 @@ START_TEST(decode_fills_defaults_for_absent_fields)
 	ck_assert_uint_eq(decoded.u.exited.stage, ISO_STAGE_NONE);
 	ck_assert_int_eq(decoded.u.exited.limit_hit, -1);
 	ck_assert_uint_eq(decoded.u.exited.wall_us | decoded.u.exited.user_us |
-				  decoded.u.exited.sys_us |
-				  decoded.u.exited.maxrss_kib,
+			      decoded.u.exited.sys_us | decoded.u.exited.maxrss_kib,
 			  0);
 
 	raw_required_except(ISO_MSG_HELLO, 0);
@@ -934,8 +1040,7 @@ START_TEST(decode_fills_defaults_for_absent_fields)
 	const struct iso_wire_spawn *s = &decoded.u.spawn;
 	ck_assert_uint_eq(s->argc, 1);
 	ck_assert_ptr_null(s->argv[1]);
-	ck_assert_uint_eq(s->nforward + s->noverrides + s->nread + s->nwrite,
-			  0);
+	ck_assert_uint_eq(s->nforward + s->noverrides + s->nread + s->nwrite, 0);
 	ck_assert_ptr_null(s->forward[0]);
 	ck_assert_uint_eq(s->limits_set, 0);
 	ck_assert_uint_eq(s->timeout_ms, 0);
@@ -1017,8 +1122,8 @@ START_TEST(decode_accepts_range_edges)
 {
 	raw_required_except(edges[_i].type, edges[_i].tag);
 	raw_u32(edges[_i].tag, edges[_i].value);
-	ck_assert_msg(raw_decode() == 0, "tag %u value %u: %s", edges[_i].tag,
-		      edges[_i].value, why);
+	ck_assert_msg(raw_decode() == 0, "tag %u value %u: %s", edges[_i].tag, edges[_i].value,
+		      why);
 	ck_assert_int_gt(iso_wire_encode(&decoded, enc1, sizeof(enc1)), 0);
 }
 END_TEST
@@ -1030,12 +1135,10 @@ START_TEST(decode_refuses_short_header)
 {
 	raw_required_except(ISO_MSG_KILL, 0);
 	decoded.id = 5;
-	ck_assert_int_eq(iso_wire_decode(raw, 11, &decoded, why, sizeof(why)),
-			 -EBADMSG);
+	ck_assert_int_eq(iso_wire_decode(raw, 11, &decoded, why, sizeof(why)), -EBADMSG);
 	ck_assert_why("datagram of 11 bytes, shorter than the 12-byte header");
 	ck_assert_uint_eq(decoded.id, 0);
-	ck_assert_int_eq(iso_wire_decode(raw, 0, &decoded, why, sizeof(why)),
-			 -EBADMSG);
+	ck_assert_int_eq(iso_wire_decode(raw, 0, &decoded, why, sizeof(why)), -EBADMSG);
 	ck_assert_why("datagram of 0 bytes");
 }
 END_TEST
@@ -1113,8 +1216,7 @@ START_TEST(decode_refuses_truncated_field_header)
 	raw_required_except(ISO_MSG_KILL, 0);
 	raw_le(ISO_F_SIGNAL, 2);
 	raw_le(4, 1);
-	expect_refused(raw_decode(),
-		       "field 2: truncated field header (3 bytes left, 6 needed)");
+	expect_refused(raw_decode(), "field 2: truncated field header (3 bytes left, 6 needed)");
 	ck_assert_uint_eq(decoded.id, 77);
 }
 END_TEST
@@ -1232,8 +1334,7 @@ START_TEST(decode_refuses_duplicated_singular_field)
 	raw_valid(singulars[_i].tag);
 	ck_assert_int_eq(raw_decode(), 0);
 	raw_valid(singulars[_i].tag);
-	snprintf(want, sizeof(want), "(%s): given more than once",
-		 singulars[_i].name);
+	snprintf(want, sizeof(want), "(%s): given more than once", singulars[_i].name);
 	expect_refused(raw_decode(), want);
 }
 END_TEST
@@ -1246,16 +1347,12 @@ static const struct {
 	{ ISO_MSG_SPAWN, ISO_F_PROGRAM, "SPAWN: required field PROGRAM missing" },
 	{ ISO_MSG_SPAWN, ISO_F_ARG, "SPAWN: required field ARG missing" },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, "KILL: required field SIGNAL missing" },
-	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI,
-	  "HELLO: required field LANDLOCK_ABI missing" },
+	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, "HELLO: required field LANDLOCK_ABI missing" },
 	{ ISO_MSG_SPAWNED, ISO_F_PID, "SPAWNED: required field PID missing" },
 	{ ISO_MSG_SPAWNED, ISO_F_UID, "SPAWNED: required field UID missing" },
-	{ ISO_MSG_REFUSED, ISO_F_ERRNO,
-	  "REFUSED: required field ERRNO missing" },
-	{ ISO_MSG_REFUSED, ISO_F_MESSAGE,
-	  "REFUSED: required field MESSAGE missing" },
-	{ ISO_MSG_EXITED, ISO_F_OUTCOME,
-	  "EXITED: required field OUTCOME missing" },
+	{ ISO_MSG_REFUSED, ISO_F_ERRNO, "REFUSED: required field ERRNO missing" },
+	{ ISO_MSG_REFUSED, ISO_F_MESSAGE, "REFUSED: required field MESSAGE missing" },
+	{ ISO_MSG_EXITED, ISO_F_OUTCOME, "EXITED: required field OUTCOME missing" },
 	{ ISO_MSG_EXITED, ISO_F_CODE, "EXITED: required field CODE missing" },
 	{ ISO_MSG_GUEST, ISO_F_PROGRAM, "GUEST: required field PROGRAM missing" },
 	{ ISO_MSG_GUEST, ISO_F_PID, "GUEST: required field PID missing" },
@@ -1292,8 +1389,7 @@ START_TEST(decode_refuses_string_with_interior_nul)
 {
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_field(ISO_F_ARG, 4, "a\0b", 4);
-	expect_refused(raw_decode(),
-		       "field 3 (ARG): string with an interior NUL");
+	expect_refused(raw_decode(), "field 3 (ARG): string with an interior NUL");
 }
 END_TEST
 
@@ -1309,16 +1405,13 @@ START_TEST(decode_refuses_relative_paths)
 {
 	raw_required_except(ISO_MSG_SPAWN, ISO_F_PROGRAM);
 	raw_str(ISO_F_PROGRAM, "bin/sh");
-	expect_refused(raw_decode(),
-		       "field 2 (PROGRAM): path does not start with '/'");
+	expect_refused(raw_decode(), "field 2 (PROGRAM): path does not start with '/'");
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_str(ISO_F_READ_PATH, "tmp");
-	expect_refused(raw_decode(),
-		       "field 3 (READ_PATH): path does not start with '/'");
+	expect_refused(raw_decode(), "field 3 (READ_PATH): path does not start with '/'");
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_str(ISO_F_WRITE_PATH, "");
-	expect_refused(raw_decode(),
-		       "field 3 (WRITE_PATH): path does not start with '/'");
+	expect_refused(raw_decode(), "field 3 (WRITE_PATH): path does not start with '/'");
 }
 END_TEST
 
@@ -1334,8 +1427,7 @@ static const struct {
 	{ ISO_MSG_SPAWN, ISO_F_FORWARD, ISO_WIRE_STR_MAX, 'F', "FORWARD" },
 	{ ISO_MSG_SPAWN, ISO_F_OVERRIDE, ISO_WIRE_STR_MAX, 'O', "OVERRIDE" },
 	{ ISO_MSG_SPAWN, ISO_F_READ_PATH, ISO_WIRE_PATH_MAX, '/', "READ_PATH" },
-	{ ISO_MSG_SPAWN, ISO_F_WRITE_PATH, ISO_WIRE_PATH_MAX, '/',
-	  "WRITE_PATH" },
+	{ ISO_MSG_SPAWN, ISO_F_WRITE_PATH, ISO_WIRE_PATH_MAX, '/', "WRITE_PATH" },
 	{ ISO_MSG_HELLO, ISO_F_MESSAGE, ISO_WIRE_TEXT_MAX, 'm', "MESSAGE" },
 	{ ISO_MSG_REFUSED, ISO_F_MESSAGE, ISO_WIRE_TEXT_MAX, 'm', "MESSAGE" },
 	{ ISO_MSG_SPAWNED, ISO_F_NOTES, ISO_WIRE_TEXT_MAX, 'n', "NOTES" },
@@ -1348,23 +1440,20 @@ static const struct {
  * forge a line or a field there. Bytes from 0x80 up are UTF-8 names. */
 START_TEST(decode_refuses_paths_with_control_bytes)
 {
-	static const uint16_t tags[] = { ISO_F_PROGRAM, ISO_F_READ_PATH,
-					 ISO_F_WRITE_PATH };
-	static const char *const bad[] = { "/tmp/a\nrefuse id=1", "/x\"\r",
-					   "/x\x1b[2J", "/x\x7f", "/\x01" };
-	static const char *const names[] = { "PROGRAM", "READ_PATH",
-					     "WRITE_PATH" };
+	static const uint16_t tags[] = { ISO_F_PROGRAM, ISO_F_READ_PATH, ISO_F_WRITE_PATH };
+	static const char *const bad[] = { "/tmp/a\nrefuse id=1", "/x\"\r", "/x\x1b[2J", "/x\x7f",
+					   "/\x01" };
+	static const char *const names[] = { "PROGRAM", "READ_PATH", "WRITE_PATH" };
 	char want[96];
 
 	for (size_t t = 0; t < 3; t++)
 		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
-			raw_required_except(ISO_MSG_SPAWN, tags[t] == ISO_F_PROGRAM ?
-								 ISO_F_PROGRAM : 0);
+			raw_required_except(ISO_MSG_SPAWN,
+					    tags[t] == ISO_F_PROGRAM ? ISO_F_PROGRAM : 0);
 			raw_str(tags[t], bad[b]);
-			snprintf(want, sizeof(want),
-				 "(%s): path with the control byte 0x%02x", names[t],
-				 (unsigned)(unsigned char)bad[b][strcspn(bad[b],
-									  "\n\r\x1b\x7f\x01")]);
+			snprintf(
+			    want, sizeof(want), "(%s): path with the control byte 0x%02x", names[t],
+			    (unsigned)(unsigned char)bad[b][strcspn(bad[b], "\n\r\x1b\x7f\x01")]);
 			expect_refused(raw_decode(), want);
 		}
 	raw_required_except(ISO_MSG_SPAWN, 0);
@@ -1380,8 +1469,7 @@ END_TEST
 START_TEST(decode_accepts_string_at_its_cap)
 {
 	raw_required_except(strings[_i].type, strings[_i].tag);
-	raw_str(strings[_i].tag, make_str(0, strings[_i].cap - 1,
-					  strings[_i].first));
+	raw_str(strings[_i].tag, make_str(0, strings[_i].cap - 1, strings[_i].first));
 	ck_assert_msg(raw_decode() == 0, "%s: %s", strings[_i].name, why);
 }
 END_TEST
@@ -1412,8 +1500,7 @@ START_TEST(decode_takes_a_reason_with_a_failed_start_only)
 		raw_failed(r, first);
 		ck_assert_msg(raw_decode() == 0, "%s", why);
 		ck_assert_str_eq(decoded.u.exited.reason, r);
-		ck_assert_int_eq(iso_wire_encode(&decoded, enc1, sizeof(enc1)),
-				 (long)raw_len);
+		ck_assert_int_eq(iso_wire_encode(&decoded, enc1, sizeof(enc1)), (long)raw_len);
 	}
 	raw_failed(make_str(0, ISO_WIRE_TEXT_MAX - 1, 'r'), false);
 	ck_assert_msg(raw_decode() == 0, "%s", why);
@@ -1428,8 +1515,8 @@ START_TEST(decode_takes_a_reason_with_a_failed_start_only)
 		raw_required_except(ISO_MSG_EXITED, ISO_F_OUTCOME);
 		raw_u32(ISO_F_OUTCOME, others[i]);
 		raw_str(ISO_F_MESSAGE, r);
-		snprintf(want, sizeof(want),
-			 "EXITED: a MESSAGE with outcome %u, not FAILED", others[i]);
+		snprintf(want, sizeof(want), "EXITED: a MESSAGE with outcome %u, not FAILED",
+			 others[i]);
 		expect_refused(raw_decode(), want);
 	}
 }
@@ -1439,10 +1526,9 @@ START_TEST(decode_refuses_string_over_its_cap)
 {
 	char want[96];
 	raw_required_except(strings[_i].type, strings[_i].tag);
-	raw_str(strings[_i].tag, make_str(0, strings[_i].cap,
-					  strings[_i].first));
-	snprintf(want, sizeof(want), "(%s): string of %u bytes, at most %u",
-		 strings[_i].name, strings[_i].cap + 1, strings[_i].cap);
+	raw_str(strings[_i].tag, make_str(0, strings[_i].cap, strings[_i].first));
+	snprintf(want, sizeof(want), "(%s): string of %u bytes, at most %u", strings[_i].name,
+		 strings[_i].cap + 1, strings[_i].cap);
 	expect_refused(raw_decode(), want);
 }
 END_TEST
@@ -1486,8 +1572,8 @@ START_TEST(decode_refuses_too_many_repeats)
 {
 	char want[64];
 	raw_spawn_with_repeats(repeats[_i].tag, repeats[_i].max + 1);
-	snprintf(want, sizeof(want), "SPAWN: %u %s fields, at most %u",
-		 repeats[_i].max + 1, repeats[_i].name, repeats[_i].max);
+	snprintf(want, sizeof(want), "SPAWN: %u %s fields, at most %u", repeats[_i].max + 1,
+		 repeats[_i].name, repeats[_i].max);
 	expect_refused(raw_decode(), want);
 }
 END_TEST
@@ -1498,28 +1584,17 @@ static const struct {
 	uint32_t len;
 	uint32_t want;
 } lengths[] = {
-	{ ISO_MSG_SPAWN, ISO_F_NETWORK, 3, 4 },
-	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, 5, 4 },
-	{ ISO_MSG_SPAWN, ISO_F_STDIO, 0, 4 },
-	{ ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 4, 8 },
-	{ ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 9, 8 },
-	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 4, 8 },
-	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 9, 8 },
-	{ ISO_MSG_SPAWN, ISO_F_LIMIT, 8, 12 },
-	{ ISO_MSG_SPAWN, ISO_F_LIMIT, 16, 12 },
-	{ ISO_MSG_KILL, ISO_F_SIGNAL, 8, 4 },
-	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, 2, 4 },
-	{ ISO_MSG_HELLO, ISO_F_ERRNO, 8, 4 },
-	{ ISO_MSG_SPAWNED, ISO_F_PID, 3, 4 },
-	{ ISO_MSG_SPAWNED, ISO_F_UID, 5, 4 },
-	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 1, 4 },
-	{ ISO_MSG_EXITED, ISO_F_OUTCOME, 2, 4 },
-	{ ISO_MSG_EXITED, ISO_F_CODE, 8, 4 },
-	{ ISO_MSG_EXITED, ISO_F_STAGE, 3, 4 },
-	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, 5, 4 },
-	{ ISO_MSG_EXITED, ISO_F_USAGE, 31, 32 },
-	{ ISO_MSG_EXITED, ISO_F_USAGE, 33, 32 },
-	{ ISO_MSG_EXITED, ISO_F_CGROUP, 19, 20 },
+	{ ISO_MSG_SPAWN, ISO_F_NETWORK, 3, 4 },      { ISO_MSG_SPAWN, ISO_F_CHANNEL, 5, 4 },
+	{ ISO_MSG_SPAWN, ISO_F_STDIO, 0, 4 },        { ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 4, 8 },
+	{ ISO_MSG_SPAWN, ISO_F_TIMEOUT_MS, 9, 8 },   { ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 4, 8 },
+	{ ISO_MSG_SPAWN, ISO_F_WAIT_SLOT_MS, 9, 8 }, { ISO_MSG_SPAWN, ISO_F_LIMIT, 8, 12 },
+	{ ISO_MSG_SPAWN, ISO_F_LIMIT, 16, 12 },      { ISO_MSG_KILL, ISO_F_SIGNAL, 8, 4 },
+	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, 2, 4 }, { ISO_MSG_HELLO, ISO_F_ERRNO, 8, 4 },
+	{ ISO_MSG_SPAWNED, ISO_F_PID, 3, 4 },        { ISO_MSG_SPAWNED, ISO_F_UID, 5, 4 },
+	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 1, 4 },      { ISO_MSG_EXITED, ISO_F_OUTCOME, 2, 4 },
+	{ ISO_MSG_EXITED, ISO_F_CODE, 8, 4 },        { ISO_MSG_EXITED, ISO_F_STAGE, 3, 4 },
+	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, 5, 4 },   { ISO_MSG_EXITED, ISO_F_USAGE, 31, 32 },
+	{ ISO_MSG_EXITED, ISO_F_USAGE, 33, 32 },     { ISO_MSG_EXITED, ISO_F_CGROUP, 19, 20 },
 	{ ISO_MSG_EXITED, ISO_F_CGROUP, 21, 20 },
 };
 
@@ -1529,8 +1604,7 @@ START_TEST(decode_refuses_wrong_integer_length)
 	char want[64];
 	raw_required_except(lengths[_i].type, lengths[_i].tag);
 	raw_field(lengths[_i].tag, lengths[_i].len, ones, lengths[_i].len);
-	snprintf(want, sizeof(want), "length %u, expected %u", lengths[_i].len,
-		 lengths[_i].want);
+	snprintf(want, sizeof(want), "length %u, expected %u", lengths[_i].len, lengths[_i].want);
 	expect_refused(raw_decode(), want);
 }
 END_TEST
@@ -1541,36 +1615,26 @@ static const struct {
 	uint32_t value;
 	const char *reason;
 } ranges[] = {
-	{ ISO_MSG_SPAWN, ISO_F_NETWORK, 3,
-	  "(NETWORK): value 3 out of range 0..2" },
-	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, 3,
-	  "(CHANNEL): value 3 out of range 0..2" },
+	{ ISO_MSG_SPAWN, ISO_F_NETWORK, 3, "(NETWORK): value 3 out of range 0..2" },
+	{ ISO_MSG_SPAWN, ISO_F_CHANNEL, 3, "(CHANNEL): value 3 out of range 0..2" },
 	{ ISO_MSG_SPAWN, ISO_F_STDIO, 8, "(STDIO): value 8 out of range 0..7" },
 	{ ISO_MSG_KILL, ISO_F_SIGNAL, 0, "(SIGNAL): value 0 out of range 1..64" },
-	{ ISO_MSG_KILL, ISO_F_SIGNAL, 65,
-	  "(SIGNAL): value 65 out of range 1..64" },
-	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, 256,
-	  "(LANDLOCK_ABI): value 256 out of range 0..255" },
-	{ ISO_MSG_HELLO, ISO_F_ERRNO, 0,
-	  "(ERRNO): value 0 out of range 1..4095" },
-	{ ISO_MSG_HELLO, ISO_F_ERRNO, 4096,
-	  "(ERRNO): value 4096 out of range 1..4095" },
-	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 0,
-	  "(ERRNO): value 0 out of range 1..4095" },
-	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 4096,
-	  "(ERRNO): value 4096 out of range 1..4095" },
+	{ ISO_MSG_KILL, ISO_F_SIGNAL, 65, "(SIGNAL): value 65 out of range 1..64" },
+	{ ISO_MSG_HELLO, ISO_F_LANDLOCK_ABI, 256, "(LANDLOCK_ABI): value 256 out of range 0..255" },
+	{ ISO_MSG_HELLO, ISO_F_ERRNO, 0, "(ERRNO): value 0 out of range 1..4095" },
+	{ ISO_MSG_HELLO, ISO_F_ERRNO, 4096, "(ERRNO): value 4096 out of range 1..4095" },
+	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 0, "(ERRNO): value 0 out of range 1..4095" },
+	{ ISO_MSG_REFUSED, ISO_F_ERRNO, 4096, "(ERRNO): value 4096 out of range 1..4095" },
 	{ ISO_MSG_EXITED, ISO_F_OUTCOME, ISO_OUTCOME_RUNNING,
 	  "(OUTCOME): value 0 out of range 1..5" },
-	{ ISO_MSG_EXITED, ISO_F_OUTCOME, 6,
-	  "(OUTCOME): value 6 out of range 1..5" },
+	{ ISO_MSG_EXITED, ISO_F_OUTCOME, 6, "(OUTCOME): value 6 out of range 1..5" },
 	{ ISO_MSG_EXITED, ISO_F_STAGE, 5, "(STAGE): value 5 out of range 0..4" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, ISO_LIMIT_COUNT,
 	  "(LIMIT_HIT): value 11 out of range 0..10" },
 	{ ISO_MSG_EXITED, ISO_F_LIMIT_HIT, UINT32_MAX,
 	  "(LIMIT_HIT): value 4294967295 out of range 0..10" },
 	{ ISO_MSG_GUEST, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
-	{ ISO_MSG_GUEST, ISO_F_HELPER, 0,
-	  "(HELPER): value 0 out of range 1..4294967295" },
+	{ ISO_MSG_GUEST, ISO_F_HELPER, 0, "(HELPER): value 0 out of range 1..4294967295" },
 	{ ISO_MSG_GUEST, ISO_F_NETWORK, 3, "(NETWORK): value 3 out of range 0..2" },
 	{ ISO_MSG_STOP, ISO_F_PID, 0, "(PID): value 0 out of range 1..4294967295" },
 	{ ISO_MSG_RULE_TEXT, ISO_F_LINE, 0, "(LINE): value 0 out of range 1..4294967295" },
@@ -1595,8 +1659,7 @@ START_TEST(decode_refuses_unknown_limit)
 {
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_limit(ISO_LIMIT_COUNT, 1);
-	expect_refused(raw_decode(),
-		       "field 3 (LIMIT): unknown limit 11, at most 10");
+	expect_refused(raw_decode(), "field 3 (LIMIT): unknown limit 11, at most 10");
 }
 END_TEST
 
@@ -1649,12 +1712,10 @@ START_TEST(decode_writes_no_reason_past_why_size)
 	raw_required_except(ISO_MSG_SPAWN, 0);
 	raw_field(ISO_F_ARG, 3, "abc", 3);
 	raw_set_body_len((uint32_t)raw_len - 12);
-	ck_assert_int_eq(iso_wire_decode(raw, raw_len, &decoded, small, 4),
-			 -EBADMSG);
+	ck_assert_int_eq(iso_wire_decode(raw, raw_len, &decoded, small, 4), -EBADMSG);
 	ck_assert_str_eq(small, "fie");
 	ck_assert_int_eq(small[4], '#');
-	ck_assert_int_eq(iso_wire_decode(raw, raw_len, &decoded, NULL, 0),
-			 -EBADMSG);
+	ck_assert_int_eq(iso_wire_decode(raw, raw_len, &decoded, NULL, 0), -EBADMSG);
 }
 END_TEST
 
@@ -1673,9 +1734,9 @@ static uint64_t rnd(void) /* splitmix64 */
 
 /* Boundaries the decoder checks, to push mutated fields onto them. */
 static const uint32_t interesting[] = {
-	0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 32, 63, 64, 65, 255, 256, 1024, 1025,
-	4095, 4096, 4097, 33025, 33026, 131072, 0x7fffffff, 0x80000000,
-	0xffffffff,
+	0,    1,    2,    3,     4,     5,      6,          7,          8,
+	12,   32,   63,   64,    65,    255,    256,        1024,       1025,
+	4095, 4096, 4097, 33025, 33026, 131072, 0x7fffffff, 0x80000000, 0xffffffff,
 };
 
 static size_t mutate(uint8_t *b, size_t n, size_t cap)
@@ -1707,9 +1768,8 @@ static size_t mutate(uint8_t *b, size_t n, size_t cap)
 			break;
 		default:
 			if (n >= 4) {
-				uint32_t v = interesting[rnd() %
-							 (sizeof(interesting) /
-							  sizeof(interesting[0]))];
+				uint32_t v = interesting[rnd() % (sizeof(interesting) /
+								  sizeof(interesting[0]))];
 				pos = rnd() % (n - 3);
 				for (int i = 0; i < 4; i++)
 					b[pos + i] = (uint8_t)(v >> (8 * i));
@@ -1810,26 +1870,20 @@ START_TEST(mutation_fuzz_never_accepts_what_it_cannot_reencode)
 		int rc = iso_wire_decode(exact, n, &decoded, why, sizeof(why));
 		if (rc != 0) {
 			/* ck_assert marks a point per call: too slow here. */
-			if ((rc != -EBADMSG && rc != -EPROTONOSUPPORT) ||
-			    why[0] == '\0')
-				ck_abort_msg("iteration %d: rc %d, reason \"%s\"",
-					     iter, rc, why);
+			if ((rc != -EBADMSG && rc != -EPROTONOSUPPORT) || why[0] == '\0')
+				ck_abort_msg("iteration %d: rc %d, reason \"%s\"", iter, rc, why);
 			refused++;
 			free(exact);
 			continue;
 		}
 		long e1 = iso_wire_encode(&decoded, enc1, sizeof(enc1));
 		if (e1 <= 0)
-			ck_abort_msg("iteration %d: accepted but re-encode %ld",
-				     iter, e1);
-		if (iso_wire_decode(enc1, (size_t)e1, &again, why,
-				    sizeof(why)) != 0)
-			ck_abort_msg("iteration %d: re-encoding refused: %s",
-				     iter, why);
+			ck_abort_msg("iteration %d: accepted but re-encode %ld", iter, e1);
+		if (iso_wire_decode(enc1, (size_t)e1, &again, why, sizeof(why)) != 0)
+			ck_abort_msg("iteration %d: re-encoding refused: %s", iter, why);
 		long e2 = iso_wire_encode(&again, enc2, sizeof(enc2));
 		if (e2 != e1 || memcmp(enc1, enc2, (size_t)e1) != 0)
-			ck_abort_msg("iteration %d: encoding not canonical",
-				     iter);
+			ck_abort_msg("iteration %d: encoding not canonical", iter);
 		accepted++;
 		free(exact);
 	}
@@ -1863,8 +1917,7 @@ static Suite *wire_suite(void)
 	TCase *enc = tcase_create("encode");
 	tcase_add_test(enc, encode_kill_exact_bytes);
 	tcase_add_test(enc, encode_omits_absent_optional_fields);
-	tcase_add_loop_test(enc, encode_refuses_what_the_decoder_refuses, 0,
-			    BREAK_CASES);
+	tcase_add_loop_test(enc, encode_refuses_what_the_decoder_refuses, 0, BREAK_CASES);
 	tcase_add_test(enc, encode_refuses_small_buffer);
 	tcase_add_test(enc, encode_invalid_wins_over_small_buffer);
 	tcase_add_test(enc, encode_fills_exactly_iso_wire_max);
@@ -1877,10 +1930,8 @@ static Suite *wire_suite(void)
 	tcase_add_test(ok, decode_keeps_wire_order_of_interleaved_repeats);
 	tcase_add_test(ok, decode_accepts_empty_string_value);
 	tcase_add_loop_test(ok, decode_accepts_range_edges, 0, N(edges));
-	tcase_add_loop_test(ok, decode_accepts_string_at_its_cap, 0,
-			    N(strings));
-	tcase_add_loop_test(ok, decode_accepts_repeats_up_to_cap, 0,
-			    N(repeats));
+	tcase_add_loop_test(ok, decode_accepts_string_at_its_cap, 0, N(strings));
+	tcase_add_loop_test(ok, decode_accepts_repeats_up_to_cap, 0, N(repeats));
 	suite_add_tcase(s, ok);
 
 	TCase *bad = tcase_create("decode_refuses");
@@ -1895,24 +1946,18 @@ static Suite *wire_suite(void)
 	tcase_add_test(bad, decode_refuses_field_running_past_the_end);
 	tcase_add_test(bad, decode_refuses_unknown_tag);
 	tcase_add_test(bad, decode_refuses_tag_not_allowed_for_type);
-	tcase_add_loop_test(bad, decode_refuses_duplicated_singular_field, 0,
-			    N(singulars));
-	tcase_add_loop_test(bad, decode_refuses_missing_required_field, 0,
-			    N(requireds));
+	tcase_add_loop_test(bad, decode_refuses_duplicated_singular_field, 0, N(singulars));
+	tcase_add_loop_test(bad, decode_refuses_missing_required_field, 0, N(requireds));
 	tcase_add_test(bad, decode_refuses_string_without_nul);
 	tcase_add_test(bad, decode_refuses_string_with_interior_nul);
 	tcase_add_test(bad, decode_refuses_empty_string);
 	tcase_add_test(bad, decode_refuses_relative_paths);
 	tcase_add_test(bad, decode_refuses_paths_with_control_bytes);
 	tcase_add_test(bad, decode_takes_a_reason_with_a_failed_start_only);
-	tcase_add_loop_test(bad, decode_refuses_string_over_its_cap, 0,
-			    N(strings));
-	tcase_add_loop_test(bad, decode_refuses_too_many_repeats, 0,
-			    N(repeats));
-	tcase_add_loop_test(bad, decode_refuses_wrong_integer_length, 0,
-			    N(lengths));
-	tcase_add_loop_test(bad, decode_refuses_out_of_range_number, 0,
-			    N(ranges));
+	tcase_add_loop_test(bad, decode_refuses_string_over_its_cap, 0, N(strings));
+	tcase_add_loop_test(bad, decode_refuses_too_many_repeats, 0, N(repeats));
+	tcase_add_loop_test(bad, decode_refuses_wrong_integer_length, 0, N(lengths));
+	tcase_add_loop_test(bad, decode_refuses_out_of_range_number, 0, N(ranges));
 	tcase_add_test(bad, decode_refuses_unknown_limit);
 	tcase_add_test(bad, decode_refuses_cgroup_bits_of_no_limit);
 	tcase_add_test(bad, decode_refuses_limit_given_twice);

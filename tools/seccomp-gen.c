@@ -109,8 +109,10 @@ static int write_names(FILE *out)
 		if (numbers[0][i] && (names[n] = strdup(numbers[0][i])))
 			n++;
 	qsort(names, n, sizeof *names, by_name);
-	fprintf(out, "const uint32_t iso_seccomp_arches[2] = { 0x%08x, 0x%08x };\n\n"
-		"const struct iso_syscall iso_syscalls[] = {\n", arch[0], arch[1]);
+	fprintf(out,
+		"const uint32_t iso_seccomp_arches[2] = { 0x%08x, 0x%08x };\n\n"
+		"const struct iso_syscall iso_syscalls[] = {\n",
+		arch[0], arch[1]);
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
 			continue;
@@ -139,7 +141,8 @@ int main(int argc, char **argv)
 		perror(tmp);
 		return 1;
 	}
-	fprintf(out, "/* Written by tools/seccomp-gen (libseccomp %u.%u.%u): do not edit. */\n"
+	fprintf(out,
+		"/* Written by tools/seccomp-gen (libseccomp %u.%u.%u): do not edit. */\n"
 		"#include <linux/filter.h>\n\n#include \"seccomp-tables.h\"\n\n",
 		seccomp_version()->major, seccomp_version()->minor, seccomp_version()->micro);
 	if (write_program(out, "default_errno", 0, errno_action) < 0 ||
@@ -148,9 +151,9 @@ int main(int argc, char **argv)
 	    write_program(out, "strict_kill", 1, SECCOMP_RET_KILL_PROCESS) < 0)
 		return 1;
 	fprintf(out, "#define PROGRAM(name) { name, sizeof name / sizeof *name }\n"
-		"const struct iso_seccomp_program iso_seccomp_programs[2][2] = {\n"
-		"\t{ PROGRAM(default_errno), PROGRAM(default_kill) },\n"
-		"\t{ PROGRAM(strict_errno), PROGRAM(strict_kill) },\n};\n\n");
+		     "const struct iso_seccomp_program iso_seccomp_programs[2][2] = {\n"
+		     "\t{ PROGRAM(default_errno), PROGRAM(default_kill) },\n"
+		     "\t{ PROGRAM(strict_errno), PROGRAM(strict_kill) },\n};\n\n");
 	if (write_names(out) < 0 || fclose(out) != 0 || rename(tmp, argv[1]) < 0) {
 		perror(argv[1]);
 		return 1;

@@ -35,7 +35,6 @@
 #include "seccomp-rules.h"
 #include "util.h"
 
-
 /* A call denied outright (argc 0), or only when its argc compares are
  * all true (libseccomp allows one compare per argument). */
 struct deny_rule {
@@ -43,71 +42,124 @@ struct deny_rule {
 	unsigned argc;
 	struct scmp_arg_cmp cmp[2];
 };
-#define DENY(call) { SCMP_SYS(call), 0, { { 0, 0, 0, 0 } } }
-#define DENY_IF(call, arg, op, a, b) { SCMP_SYS(call), 1, { { arg, op, a, b } } }
+#define DENY(call)                         \
+	{                                  \
+		SCMP_SYS(call), 0,         \
+		{                          \
+			{                  \
+				0, 0, 0, 0 \
+			}                  \
+		}                          \
+	}
+#define DENY_IF(call, arg, op, a, b)          \
+	{                                     \
+		SCMP_SYS(call), 1,            \
+		{                             \
+			{                     \
+				arg, op, a, b \
+			}                     \
+		}                             \
+	}
 
 #if defined(__s390x__) || defined(__s390__)
 #define CLONE_FLAGS_ARG 1 /* s390 passes the stack pointer first */
 #else
 #define CLONE_FLAGS_ARG 0
 #endif
-#define DENY_CLONE(flag)                                                      \
-	DENY_IF(clone, CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, flag, flag)
+#define DENY_CLONE(flag) DENY_IF(clone, CLONE_FLAGS_ARG, SCMP_CMP_MASKED_EQ, flag, flag)
 #define DENY_FAMILY(family) DENY_IF(socket, 0, SCMP_CMP_EQ, family, 0)
 /* A netlink protocol: the kernel reads it as 32 bits (and the family's
  * high bits are refused by the family rules). */
-#define DENY_NETLINK(protocol)                                                \
-	{ SCMP_SYS(socket), 2, { { 0, SCMP_CMP_EQ, AF_NETLINK, 0 },          \
-				 { 2, SCMP_CMP_MASKED_EQ, 0xffffffffu, protocol } } }
+#define DENY_NETLINK(protocol)                                               \
+	{                                                                    \
+		SCMP_SYS(socket), 2,                                         \
+		{                                                            \
+			{ 0, SCMP_CMP_EQ, AF_NETLINK, 0 },                   \
+			{                                                    \
+				2, SCMP_CMP_MASKED_EQ, 0xffffffffu, protocol \
+			}                                                    \
+		}                                                            \
+	}
 
 /* Denied by the default and strict profiles. */
 static const struct deny_rule deny_default[] = {
-	DENY(ptrace),		 /* reads and steers other processes */
-	DENY(process_vm_readv),	 /* reads another process's memory */
+	DENY(ptrace), /* reads and steers other processes */
+	DENY(process_vm_readv), /* reads another process's memory */
 	DENY(process_vm_writev), /* writes another process's memory */
-	DENY(pidfd_getfd),	 /* steals another process's fds */
-	DENY(kcmp),		 /* probes other processes' kernel objects */
-	DENY(bpf),		 /* large kernel attack surface */
-	DENY(perf_event_open),	 /* side channels, kernel attack surface */
-	DENY(userfaultfd),	 /* stalls the kernel to win exploit races */
+	DENY(pidfd_getfd), /* steals another process's fds */
+	DENY(kcmp), /* probes other processes' kernel objects */
+	DENY(bpf), /* large kernel attack surface */
+	DENY(perf_event_open), /* side channels, kernel attack surface */
+	DENY(userfaultfd), /* stalls the kernel to win exploit races */
 	/* Keyrings are per uid, not per guest; request_key can also call
 	 * out to user space. */
-	DENY(keyctl), DENY(add_key), DENY(request_key),
+	DENY(keyctl),
+	DENY(add_key),
+	DENY(request_key),
 	/* io_uring's operations bypass this filter. */
-	DENY(io_uring_setup), DENY(io_uring_enter), DENY(io_uring_register),
+	DENY(io_uring_setup),
+	DENY(io_uring_enter),
+	DENY(io_uring_register),
 	/* Load or unload kernel code, or replace the running kernel. */
-	DENY(init_module), DENY(finit_module), DENY(delete_module),
-	DENY(kexec_load), DENY(kexec_file_load),
+	DENY(init_module),
+	DENY(finit_module),
+	DENY(delete_module),
+	DENY(kexec_load),
+	DENY(kexec_file_load),
 	/* Open files bypassing path checks, and hand out the handles. */
-	DENY(open_by_handle_at), DENY(name_to_handle_at),
-	DENY(unshare),		 /* namespaces: user ns unlocks root paths */
-	DENY(setns),		 /* joins another process's namespaces */
+	DENY(open_by_handle_at),
+	DENY(name_to_handle_at),
+	DENY(unshare), /* namespaces: user ns unlocks root paths */
+	DENY(setns), /* joins another process's namespaces */
 	/* Change the filesystem view (chroot also confuses path checks). */
-	DENY(mount), DENY(umount2), DENY(pivot_root), DENY(move_mount),
-	DENY(open_tree), DENY(fsopen), DENY(fsconfig), DENY(fsmount),
-	DENY(fspick), DENY(mount_setattr), DENY(chroot),
-	DENY(umount),		 /* i386's umount2 without flags (int 0x80 #22) */
+	DENY(mount),
+	DENY(umount2),
+	DENY(pivot_root),
+	DENY(move_mount),
+	DENY(open_tree),
+	DENY(fsopen),
+	DENY(fsconfig),
+	DENY(fsmount),
+	DENY(fspick),
+	DENY(mount_setattr),
+	DENY(chroot),
+	DENY(umount), /* i386's umount2 without flags (int 0x80 #22) */
 	/* Host administration. */
-	DENY(swapon), DENY(swapoff), DENY(reboot), DENY(acct), DENY(quotactl),
+	DENY(swapon),
+	DENY(swapoff),
+	DENY(reboot),
+	DENY(acct),
+	DENY(quotactl),
 	DENY(quotactl_fd),
 	/* Watch files and mounts past Landlock (unprivileged since 5.13). */
-	DENY(fanotify_init), DENY(fanotify_mark),
-	DENY(modify_ldt),	 /* x86 segment tables, a known exploit path */
-	DENY(lookup_dcookie),	 /* kernel profiling internals */
-	DENY(iopl), DENY(ioperm), /* raw I/O port access */
-	DENY(syslog),		 /* kernel log, kernel addresses */
+	DENY(fanotify_init),
+	DENY(fanotify_mark),
+	DENY(modify_ldt), /* x86 segment tables, a known exploit path */
+	DENY(lookup_dcookie), /* kernel profiling internals */
+	DENY(iopl),
+	DENY(ioperm), /* raw I/O port access */
+	DENY(syslog), /* kernel log, kernel addresses */
 	/* The host's clock and identity. */
-	DENY(settimeofday), DENY(clock_settime), DENY(clock_adjtime),
-	DENY(adjtimex), DENY(sethostname), DENY(setdomainname),
+	DENY(settimeofday),
+	DENY(clock_settime),
+	DENY(clock_adjtime),
+	DENY(adjtimex),
+	DENY(sethostname),
+	DENY(setdomainname),
 	/* i386's own names for the same clock calls. */
-	DENY(stime), DENY(clock_settime64), DENY(clock_adjtime64),
-	DENY(vhangup),		 /* hangs up a terminal others may share */
+	DENY(stime),
+	DENY(clock_settime64),
+	DENY(clock_adjtime64),
+	DENY(vhangup), /* hangs up a terminal others may share */
 	/* clone() creating a namespace is unshare(), denied above.
 	 * CLONE_NEWTIME is not listed: in clone() that bit belongs to the
 	 * exit signal, so only clone3 (ENOSYS here) and unshare could use it. */
-	DENY_CLONE(CLONE_NEWNS), DENY_CLONE(CLONE_NEWCGROUP),
-	DENY_CLONE(CLONE_NEWUTS), DENY_CLONE(CLONE_NEWIPC),
-	DENY_CLONE(CLONE_NEWUSER), DENY_CLONE(CLONE_NEWPID),
+	DENY_CLONE(CLONE_NEWNS),
+	DENY_CLONE(CLONE_NEWCGROUP),
+	DENY_CLONE(CLONE_NEWUTS),
+	DENY_CLONE(CLONE_NEWIPC),
+	DENY_CLONE(CLONE_NEWUSER),
+	DENY_CLONE(CLONE_NEWPID),
 	DENY_CLONE(CLONE_NEWNET),
 	/* The caller's terminal, which the guest may hold as its stdio: no
 	 * input pushed into it (TIOCSTI, TIOCLINUX), no signal to its
@@ -139,10 +191,20 @@ static const struct deny_rule deny_default[] = {
 	 * socketcall(SYS_SOCKET) (it is in memory) and so refuses that call
 	 * whole: 32-bit programs need the direct socket() call, which every
 	 * kernel since 4.3 has. 3 .. 9 are AX25 .. X25, 11 .. 15 ROSE .. KEY. */
-	DENY_FAMILY(AF_UNSPEC), DENY_FAMILY(3), DENY_FAMILY(4), DENY_FAMILY(5),
-	DENY_FAMILY(6), DENY_FAMILY(7), DENY_FAMILY(8), DENY_FAMILY(9),
-	DENY_FAMILY(11), DENY_FAMILY(12), DENY_FAMILY(13), DENY_FAMILY(14),
-	DENY_FAMILY(15), DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
+	DENY_FAMILY(AF_UNSPEC),
+	DENY_FAMILY(3),
+	DENY_FAMILY(4),
+	DENY_FAMILY(5),
+	DENY_FAMILY(6),
+	DENY_FAMILY(7),
+	DENY_FAMILY(8),
+	DENY_FAMILY(9),
+	DENY_FAMILY(11),
+	DENY_FAMILY(12),
+	DENY_FAMILY(13),
+	DENY_FAMILY(14),
+	DENY_FAMILY(15),
+	DENY_IF(socket, 0, SCMP_CMP_GT, AF_NETLINK, 0),
 };
 
 /* Denied by the default profile alone, since the strict one refuses all
@@ -153,7 +215,8 @@ static const struct deny_rule deny_default[] = {
  * the host listens; and device events (NETLINK_KOBJECT_UEVENT), which
  * reach every network namespace root made, network none's too. */
 static const struct deny_rule deny_default_only[] = {
-	DENY_NETLINK(NETLINK_CONNECTOR), DENY_NETLINK(NETLINK_KOBJECT_UEVENT),
+	DENY_NETLINK(NETLINK_CONNECTOR),
+	DENY_NETLINK(NETLINK_KOBJECT_UEVENT),
 };
 
 /*
@@ -172,20 +235,23 @@ static const struct {
 	unsigned mode_arg;
 	int creates; /* only with a creating flag in mode_arg - 1 */
 } setid_calls[] = {
-	{ SCMP_SYS(chmod), 1, 0 },   { SCMP_SYS(fchmod), 1, 0 },
-	{ SCMP_SYS(fchmodat), 2, 0 }, { SCMP_SYS(creat), 1, 0 },
-	{ SCMP_SYS(mknod), 1, 0 },   { SCMP_SYS(mknodat), 2, 0 },
-	{ SCMP_SYS(open), 2, 1 },    { SCMP_SYS(openat), 3, 1 },
+	{ SCMP_SYS(chmod), 1, 0 }, { SCMP_SYS(fchmod), 1, 0 }, { SCMP_SYS(fchmodat), 2, 0 },
+	{ SCMP_SYS(creat), 1, 0 }, { SCMP_SYS(mknod), 1, 0 },  { SCMP_SYS(mknodat), 2, 0 },
+	{ SCMP_SYS(open), 2, 1 },  { SCMP_SYS(openat), 3, 1 },
 };
 
 /* Added by the strict profile: what ordinary programs never need and where
  * kernel bugs have been found. */
 static const struct deny_rule deny_strict[] = {
 	/* NUMA placement: host-wide memory policy, other processes' pages. */
-	DENY(mbind), DENY(set_mempolicy), DENY(migrate_pages), DENY(move_pages),
-	DENY(process_madvise),	 /* acts on another process's memory */
-	DENY(uselib),		 /* obsolete a.out loader */
-	DENY(vm86), DENY(vm86old), /* obsolete virtual 8086 mode (x86) */
+	DENY(mbind),
+	DENY(set_mempolicy),
+	DENY(migrate_pages),
+	DENY(move_pages),
+	DENY(process_madvise), /* acts on another process's memory */
+	DENY(uselib), /* obsolete a.out loader */
+	DENY(vm86),
+	DENY(vm86old), /* obsolete virtual 8086 mode (x86) */
 	/* Netlink too: only AF_UNIX, AF_INET and AF_INET6, whose code is the
 	 * most used and reviewed. */
 	DENY_FAMILY(AF_NETLINK),
@@ -226,15 +292,12 @@ static void number_prefix(struct sock_filter *f, uint32_t action)
 	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					    offsetof(struct seccomp_data, nr));
 	for (size_t i = 1; i <= n; i++) /* to f[n + 3], ENOSYS, or f[n + 4], the denial */
-		f[i] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, by_number[i - 1].nr,
-						    (uint8_t)(by_number[i - 1].enosys ? n + 2 - i
-										      : n + 3 - i), 0);
-	f[n + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K,
-						REVIEWED_MAX, 0, 3);
-	f[n + 2] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
-						PRIVATE_FIRST, 2, 0);
-	f[n + 3] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-						SECCOMP_RET_ERRNO | ENOSYS);
+		f[i] = (struct sock_filter)BPF_JUMP(
+		    BPF_JMP | BPF_JEQ | BPF_K, by_number[i - 1].nr,
+		    (uint8_t)(by_number[i - 1].enosys ? n + 2 - i : n + 3 - i), 0);
+	f[n + 1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, REVIEWED_MAX, 0, 3);
+	f[n + 2] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, PRIVATE_FIRST, 2, 0);
+	f[n + 3] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 	f[n + 4] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
 }
 
@@ -312,8 +375,8 @@ static int deny_setid(scmp_filter_ctx ctx, uint32_t action)
 			r.nr = setid_calls[i].nr;
 			r.argc = setid_calls[i].creates ? 2 : 1;
 			r.cmp[0] = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, bits[k % 2], bits[k % 2]);
-			r.cmp[1] = SCMP_CMP(arg - 1, SCMP_CMP_MASKED_EQ, creating[k / 2],
-					    creating[k / 2]);
+			r.cmp[1] =
+			    SCMP_CMP(arg - 1, SCMP_CMP_MASKED_EQ, creating[k / 2], creating[k / 2]);
 			rc = deny(ctx, action, &r);
 		}
 	return rc;
@@ -339,7 +402,9 @@ static int add_rules(scmp_filter_ctx ctx, int strict, uint32_t action, char *con
 	 * the rule cannot turn it to EPERM (the helper's prefix for the
 	 * rule's list leaves them out: rules_enosys). */
 	for (i = 0; rc == 0 && i < COUNT(enosys_calls); i++) {
-		struct deny_rule e = { seccomp_syscall_resolve_name(enosys_calls[i]), 0, { { 0 } } };
+		struct deny_rule e = { seccomp_syscall_resolve_name(enosys_calls[i]),
+				       0,
+				       { { 0 } } };
 
 		rc = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), &e);
 	}
@@ -414,8 +479,8 @@ static int compile_seccomp(int strict, uint32_t action, char *const *names, int 
 	return rc;
 }
 
-int rules_compile(int strict, uint32_t action, char *const *deny,
-		  struct sock_filter **prog, size_t *len)
+int rules_compile(int strict, uint32_t action, char *const *deny, struct sock_filter **prog,
+		  size_t *len)
 {
 	int fd = memfd_create("seccomp-rules", MFD_CLOEXEC), rc;
 	struct stat st;

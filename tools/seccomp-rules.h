@@ -19,8 +19,8 @@
  * it moved to the helper's own prefix (the test's reference). Returns 0 or
  * -errno, having said why on stderr.
  */
-int rules_compile(int strict, uint32_t action, char *const *deny,
-		  struct sock_filter **prog, size_t *len);
+int rules_compile(int strict, uint32_t action, char *const *deny, struct sock_filter **prog,
+		  size_t *len);
 
 /* Whether the program answers ENOSYS for number nr of arch (an AUDIT_ARCH
  * value) whatever a rule denies: 1 or 0, -errno on failure. */
