@@ -15,7 +15,7 @@ if [ "${1:-}" = --in-vm ]; then
     PYTEST_ADDOPTS="-k cgroup" python/tests/live_python
     case $? in
     0) ;;
-    77) echo "SKIP: the Python checks (python/tests/live_python: no pytest?)" ;;
+    77) echo "SKIP: the Python checks: python/tests/live_python skipped (its reason above)" ;;
     *) status=1 ;;
     esac
     tests/live_cgroup || status=1
