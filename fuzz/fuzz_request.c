@@ -171,7 +171,7 @@ static void check_plan(const struct iso_rule *r, const struct iso_wire_spawn *re
 			abort();
 	if (plan->timeout_ms > (uint64_t)ISO_POLICY_TIMEOUT_MAX * 1000 ||
 	    (r->timeout_max_ms && plan->timeout_ms > r->timeout_max_ms) ||
-	    (r->network_none_only && !plan->network_none) || plan->channel != (req->channel != 0))
+	    (r->network_none_only && !plan->network_none) || plan->channel != (int)req->channel)
 		abort();
 	check_paths(r, req, plan);
 	if (plan->cwd != req->cwd ||
