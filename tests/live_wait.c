@@ -313,6 +313,18 @@ static uint64_t cpu_ns(pid_t pid)
 	return ns;
 }
 
+/* A connection of the one-slot caller, whose two connections the test
+ * before may still hold: a closed connection's slot comes back when its
+ * helper has exited, which takes a moment after iso_close(). */
+static iso_conn *open_settled(void)
+{
+	iso_conn *conn;
+	int rc = iso_open_wait(&conn, 10000);
+
+	ck_assert_msg(rc == 0, "iso_open_wait: %s", iso_last_error());
+	return conn;
+}
+
 /* The one slot held by a sleeper on conn A; the spawn on B waits for 1.5 s
  * and is refused then with EAGAIN, its reason saying how long it waited;
  * meanwhile B's helper runs for less than 20 ms of CPU in a second
@@ -326,10 +338,10 @@ START_TEST(live_wait_that_times_out_is_refused_and_its_helper_spends_no_cpu)
 	pid_t helper;
 
 	become(W_ONE);
-	a = open_conn();
+	a = open_settled();
 	held = must_spawn(a, "sleep", "60");
 	helper = my_helper(0);
-	b.conn = open_conn();
+	b.conn = open_settled();
 	helper = my_helper(helper);
 	ck_assert_msg(helper > 0, "B's helper not found");
 	ck_assert_int_eq(pthread_create(&b.thread, NULL, wait_for_a_slot, &b), 0);
@@ -362,9 +374,9 @@ START_TEST(live_slot_given_back_on_another_connection_wakes_a_waiting_spawn)
 	iso_guest *held;
 
 	become(W_ONE);
-	a = open_conn();
+	a = open_settled();
 	held = must_spawn(a, "sleep", "60");
-	b.conn = open_conn();
+	b.conn = open_settled();
 	ck_assert_int_eq(pthread_create(&b.thread, NULL, wait_for_a_slot, &b), 0);
 	usleep(300000);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -391,8 +403,8 @@ START_TEST(live_guest_whose_end_was_told_leaves_its_slot_to_the_next_spawn)
 	iso_conn *a, *b;
 
 	become(W_ONE);
-	a = open_conn();
-	b = open_conn();
+	a = open_settled();
+	b = open_settled();
 	for (int round = 0; round < 3; round++) {
 		iso_guest *g = must_spawn(round % 2 ? b : a, "exit", "0");
 
@@ -553,8 +565,8 @@ START_TEST(live_connection_beyond_guests_plus_one_without_a_wait_is_refused_at_o
 	int rc;
 
 	become(W_ONE);
-	a = open_conn();
-	b = open_conn();
+	a = open_settled();
+	b = open_settled();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = iso_open(&c);
 	ck_assert_msg(rc == -EAGAIN, "the third connection: %d (%s)", rc, iso_last_error());
@@ -580,9 +592,9 @@ START_TEST(live_connection_that_waits_is_opened_when_another_closes)
 	uint64_t before, after;
 
 	become(W_ONE);
-	a = open_conn();
+	a = open_settled();
 	known[0] = my_helper(0);
-	b = open_conn();
+	b = open_settled();
 	known[1] = my_helper(known[0]);
 	start_opener(&c, WAIT_LONG_MS);
 	usleep(300000);
@@ -619,8 +631,8 @@ START_TEST(live_connection_wait_times_out_with_a_clear_error)
 	iso_conn *a, *b;
 
 	become(W_ONE);
-	a = open_conn();
-	b = open_conn();
+	a = open_settled();
+	b = open_settled();
 	start_opener(&c, 1500);
 	ck_assert_int_eq(pthread_join(c.thread, NULL), 0);
 	ck_assert_msg(c.rc == -EAGAIN, "the wait ended with %d (%s)", c.rc, c.error);
@@ -629,7 +641,7 @@ START_TEST(live_connection_wait_times_out_with_a_clear_error)
 	ck_assert_msg(strstr(c.error, "connection slots") && strstr(c.error, "1500 ms it waited"),
 		      "%s", c.error);
 	iso_close(a);
-	a = open_conn();
+	a = open_settled();
 	iso_close(a);
 	iso_close(b);
 }
@@ -645,8 +657,8 @@ START_TEST(live_waiting_connections_are_bounded_by_guests_plus_one)
 	iso_conn *a, *b;
 
 	become(W_ONE);
-	a = open_conn();
-	b = open_conn();
+	a = open_settled();
+	b = open_settled();
 	start_opener(&w[0], WAIT_LONG_MS);
 	start_opener(&w[1], WAIT_LONG_MS);
 	usleep(500000);
