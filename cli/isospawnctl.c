@@ -91,6 +91,23 @@ static void put_words(char *const *words, const char *otherwise)
 
 static const char *const cgroup[] = { "optional", "required", "off" };
 
+/* The rule's caller-limit as written ("memory=8G pids=1024"), or
+ * otherwise when it has none. */
+static void put_caller_limit(const struct iso_rule *r, const char *otherwise)
+{
+	static const int which[] = { ISO_LIMIT_MEMORY, ISO_LIMIT_PIDS, ISO_LIMIT_CPUS };
+	char value[32];
+	int any = 0;
+
+	for (size_t i = 0; r->at[ISO_KW_CALLER_LIMIT].by != ISO_SET_BUILTIN && i < 3; i++)
+		if (r->caller_limit[which[i]] != UINT64_MAX) {
+			iso_limit_format(which[i], r->caller_limit[which[i]], value, sizeof(value));
+			printf("%s%s=%s", any++ ? " " : "", iso_limit_name(which[i]), value);
+		}
+	if (!any)
+		fputs(otherwise, stdout);
+}
+
 /* "FILE:LINE: who: pool ..., guests ..., and every other value", in the
  * policy's own words. */
 static void summarize(const struct iso_rule *r)
@@ -132,7 +149,9 @@ static void summarize(const struct iso_rule *r)
 	put_words(r->read, "none");
 	fputs(", write ", stdout);
 	put_words(r->write, "none");
-	printf(", grants %s, cgroup %s\n", grants[r->grants], cgroup[r->cgroup]);
+	printf(", grants %s, cgroup %s, caller-limit ", grants[r->grants], cgroup[r->cgroup]);
+	put_caller_limit(r, "none");
+	putchar('\n');
 }
 
 /* The helper refuses a connection when a read or write path of the rule is
@@ -911,6 +930,11 @@ static void describe(const struct iso_rule *r)
 	       : r->cgroup == ISO_CGROUP_OFF ? "off (rlimits only)"
 					     : "optional (rlimits only where the host has none)",
 	       from(&at[ISO_KW_CGROUP]));
+	printf("  %-13s ", "caller-limit");
+	put_caller_limit(r, "none (each guest bounded alone)");
+	if (r->at[ISO_KW_CALLER_LIMIT].by != ISO_SET_BUILTIN)
+		fputs(", all of a caller's guests together", stdout);
+	printf("%s\n", from(&at[ISO_KW_CALLER_LIMIT]));
 }
 
 /* The helper's RULE_TEXT (the defaults the rule inherits, then the rule),

@@ -467,7 +467,8 @@ static void policy_seeds(const char *srcdir)
 	    " limit cpu unlimited\n limit as 16T\n limit nofile 64\n timeout 60 30\n"
 	    " network none-only\n seccomp strict\n seccomp-action kill\n"
 	    " seccomp-deny getppid keyctl\n landlock optional\n landlock-abi 6\n"
-	    " read /srv/ro\n write /srv/rw\n grants read-write\n scratch keep\n}\n"
+	    " read /srv/ro\n write /srv/rw\n grants read-write\n"
+	    " caller-limit memory 8G pids 1024 cpus 2.5\n scratch keep\n}\n"
 	    "rule group:#100 {\n pool 1900000010-1900000010\n programs any\n forward none\n}\n");
 	policy("every-keyword");
 

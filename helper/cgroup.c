@@ -20,6 +20,13 @@
  *    memory.events says that memory ended it.
  *  - A leaf is removed once its reaper, the last of it, is gone; those
  *    of a helper that was killed, by the next helper.
+ *  - With the rule's caller-limit, the leaves of a caller's guests are in
+ *    PARENT/caller-UID, bounded as the rule says, which holds nothing but
+ *    leaves (no process may sit beside cgroups whose controllers it
+ *    enables). The caller's helpers make and remove it at once: each
+ *    makes it before each leaf (it is there already, or made again after
+ *    another removed it), and removes it after each leaf, which fails
+ *    while any other leaf is in it.
  *  - Where a controller is missing the guest runs with its rlimits, the
  *    notes say so, and a rule with 'cgroup required' refuses the caller.
  */
@@ -229,11 +236,11 @@ static int make_dir(int at, const char *name)
  * The parent into path (n bytes), opened: in socket mode the unit's own
  * cgroup, which systemd delegated, with the helper moved into its leaf
  * "helper" (no process may sit beside cgroups whose controllers it
- * enables); else the policy's or the default, made here when missing,
- * its parent offering it the controllers. -1 with the reason.
+ * enables), *unit set; else the policy's or the default, made here when
+ * missing, its parent offering it the controllers. -1 with the reason.
  */
 static int open_parent(const char *policy_parent, int root_started, char *path, size_t n,
-		       char *reason, size_t rn)
+		       char *reason, size_t rn, int *unit)
 {
 	struct statfs fs = { 0 };
 	int fd = -1, up;
@@ -248,6 +255,7 @@ static int open_parent(const char *policy_parent, int root_started, char *path, 
 	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 && delegated(fd)) {
 		if ((up = make_dir(fd, "helper")) >= 0 && put(up, "cgroup.procs", "0") == 0) {
 			close(up);
+			*unit = 1;
 			return fd;
 		}
 		snprintf(reason, rn, "%s/helper: %s", path, strerror(errno));
@@ -285,24 +293,84 @@ static int root_only(int fd, const char *path, char *reason, size_t rn)
 /* ---- Once per connection ---- */
 
 /* The leaves of helpers that are gone (killed: their reapers went with
- * them, PR_SET_PDEATHSIG, and left the leaves empty) go too. A leaf still
- * in use refuses (EBUSY); a live helper's are left alone. */
-static void sweep(int parent)
+ * them, PR_SET_PDEATHSIG, and left the leaves empty) go too, and in the
+ * parent (`callers`) the callers' cgroups they left empty. A leaf still
+ * in use refuses (EBUSY), and so does a caller's cgroup with a leaf in
+ * it; a live helper's are left alone. */
+static void sweep(int parent, int callers)
 {
-	int fd = dup(parent);
+	int fd = dup(parent), in;
 	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 	unsigned long n;
+	unsigned uid;
 	int pid, end;
 
 	while (dir && (e = readdir(dir)) != NULL)
 		if (sscanf(e->d_name, "%d.%lu%n", &pid, &n, &end) == 2 && e->d_name[end] == '\0' &&
-		    pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
+		    pid > 0 && kill(pid, 0) < 0 && errno == ESRCH) {
 			(void)unlinkat(parent, e->d_name, AT_REMOVEDIR);
+		} else if (callers && sscanf(e->d_name, "caller-%u%n", &uid, &end) == 1 &&
+			   e->d_name[end] == '\0' &&
+			   (in = openat(parent, e->d_name,
+					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			sweep(in, 0);
+			close(in);
+			(void)unlinkat(parent, e->d_name, AT_REMOVEDIR);
+		}
 	if (dir)
 		closedir(dir);
 	else if (fd >= 0)
 		close(fd);
+}
+
+/* PARENT/caller-UID, there already or made now, bounded by the rule's
+ * caller-limit, with the controllers of the leaves enabled below it;
+ * into *on those enabled. 0, or -1 with errno set and *file the one
+ * refused ("": the directory itself). */
+static int caller_make(const struct iso_cgroup *cg, unsigned *on, const char **file)
+{
+	char text[48], reason[8] = "";
+	int fd, rc = 0;
+
+	*file = "";
+	if ((fd = make_dir(cg->parent_fd, cg->caller)) < 0)
+		return -1;
+	for (size_t i = 0; rc == 0 && i < COUNT(controllers); i++)
+		if (cg->have & BIT(i)) {
+			limit_text(controllers[i].limit, cg->caller_limit[controllers[i].limit],
+				   text, sizeof(text));
+			rc = put(fd, *file = controllers[i].file, text);
+		}
+	/* As in a leaf: no more than its memory in the host's swap. */
+	if (rc == 0 && (cg->have & (1u << ISO_LIMIT_MEMORY)) &&
+	    put(fd, *file = "memory.swap.max",
+		cg->caller_limit[ISO_LIMIT_MEMORY] == UINT64_MAX ? "max" : "0") < 0 &&
+	    errno != ENOENT)
+		rc = -1;
+	if (rc == 0)
+		*on = enable(fd, cg->caller, reason, sizeof(reason));
+	rc = rc < 0 ? errno : 0;
+	close(fd);
+	errno = rc;
+	return rc ? -1 : 0;
+}
+
+/* caller_make, then with leaf the leaf in it (*file NULL if that was
+ * refused). Another helper of the caller's removes its cgroup, empty,
+ * after its own last leaf: between our making it and our leaf in it,
+ * writing its limits too; it is made again then, a few times. */
+static int in_caller(const struct iso_cgroup *cg, const char *leaf, unsigned *on, const char **file)
+{
+	unsigned tries = 0;
+	int rc;
+
+	do {
+		rc = caller_make(cg, on, file);
+		if (rc == 0 && leaf && (rc = mkdirat(cg->parent_fd, leaf, 0755)) < 0)
+			*file = NULL;
+	} while (rc < 0 && (errno == ENOENT || errno == ENODEV) && ++tries < 8);
+	return rc;
 }
 
 static void note(char *notes, size_t size, const char *text)
@@ -312,9 +380,13 @@ static void note(char *notes, size_t size, const char *text)
 	snprintf(notes + used, size - used, "%s%s", used ? "; " : "", text);
 }
 
-int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int root_started,
-		   struct iso_cgroup *cg, char *notes, size_t notes_size, char *why, size_t n)
+int cgroup_prepare(const struct iso_rule *rule, uid_t uid, const char *policy_parent,
+		   int root_started, struct iso_cgroup *cg, char *notes, size_t notes_size,
+		   char *why, size_t n)
 {
+	int caller_limited = rule->at[ISO_KW_CALLER_LIMIT].by != ISO_SET_BUILTIN, unit = 0;
+	const char *file;
+	unsigned on = 0;
 	char path[PATH_MAX], reason[PATH_MAX + 128] = "", text[PATH_MAX + 256], missing[32] = "",
 					       limits[32] = "", where[PATH_MAX + 64];
 	size_t m = 0, l = 0;
@@ -324,13 +396,32 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 		note(notes, notes_size, "cgroup: off by the rule: memory, pids, cpus not enforced");
 		return 0;
 	}
-	cg->parent_fd =
-	    open_parent(policy_parent, root_started, path, sizeof(path), reason, sizeof(reason));
+	cg->parent_fd = open_parent(policy_parent, root_started, path, sizeof(path), reason,
+				    sizeof(reason), &unit);
 	if (cg->parent_fd >= 0 && root_only(cg->parent_fd, path, reason, sizeof(reason)) < 0)
 		iso_close_fds(&cg->parent_fd, 1);
 	if (cg->parent_fd >= 0) {
-		sweep(cg->parent_fd);
+		sweep(cg->parent_fd, 1);
 		cg->have = enable(cg->parent_fd, path, reason, sizeof(reason));
+	}
+	if (cg->parent_fd >= 0 && caller_limited) {
+		snprintf(cg->caller, sizeof(cg->caller), "caller-%u", (unsigned)uid);
+		cg->caller_limit = rule->caller_limit;
+		/* Without it no guest is bounded with the others: none gets a
+		 * cgroup, as where the parent is missing. */
+		if (in_caller(cg, NULL, &on, &file) < 0) {
+			snprintf(reason, sizeof(reason), "%s/%s%s%s: %s", path, cg->caller,
+				 file[0] ? "/" : "", file, strerror(errno));
+			iso_close_fds(&cg->parent_fd, 1);
+			cg->caller[0] = '\0';
+		}
+		cg->have &= on;
+		/* Each connection is a unit of its own, whose cgroup holds the
+		 * caller's: the caller's other connections are not in it. */
+		if (unit && cg->parent_fd >= 0)
+			note(notes, notes_size,
+			     "cgroup: caller-limit bounds this connection's guests alone "
+			     "(socket mode: each connection is a unit of its own)");
 	}
 	if (cg->have == ALL)
 		return 0;
@@ -346,8 +437,8 @@ int cgroup_prepare(const struct iso_rule *rule, const char *policy_parent, int r
 		return iso_why(why, n, ENOSYS, "cgroup: missing %s (%s); required by %s", missing,
 			       reason, policy_where(rule, ISO_KW_CGROUP, 0, where, sizeof(where)));
 	}
-	snprintf(text, sizeof(text), "cgroup: missing %s (%s): %s not enforced", missing, reason,
-		 limits);
+	snprintf(text, sizeof(text), "cgroup: missing %s (%s): %s not enforced%s", missing, reason,
+		 limits, caller_limited ? ", nor the rule's caller-limit" : "");
 	note(notes, notes_size, text);
 	return 0;
 }
@@ -360,16 +451,22 @@ int cgroup_leaf_make(const struct iso_cgroup *cg, const uint64_t *ceiling, int *
 	/* Unique among the helpers that share the parent: a pid is, while
 	 * its helper lives, and each helper counts its own. */
 	static unsigned long made;
-	int rc;
+	const char *file = "";
+	unsigned on;
+	int rc, mk;
 
 	*leaf = -1;
 	name[0] = '\0';
 	if (cg->parent_fd < 0)
 		return 0;
-	snprintf(name, name_size, "%d.%lu", (int)getpid(), ++made);
-	if (mkdirat(cg->parent_fd, name, 0755) < 0 || fchmodat(cg->parent_fd, name, 0755, 0) < 0 ||
-	    (*leaf = openat(cg->parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
-		0)
+	snprintf(name, name_size, "%s%s%d.%lu", cg->caller, cg->caller[0] ? "/" : "", (int)getpid(),
+		 ++made);
+	mk = cg->caller[0] ? in_caller(cg, name, &on, &file) : mkdirat(cg->parent_fd, name, 0755);
+	if (mk < 0 && cg->caller[0] && file != NULL)
+		rc = iso_why_errno(why, n, "cgroup %s%s%s", cg->caller, file[0] ? "/" : "", file);
+	else if (mk < 0 || fchmodat(cg->parent_fd, name, 0755, 0) < 0 ||
+		 (*leaf = openat(cg->parent_fd, name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		rc = iso_why_errno(why, n, "cgroup %s", name);
 	/* An OOM kill takes all of the guest, never half of it. */
 	else if ((cg->have & (1u << ISO_LIMIT_MEMORY)) && put(*leaf, "memory.oom.group", "1") < 0)
@@ -443,4 +540,7 @@ void cgroup_leaf_remove(const struct iso_cgroup *cg, int *leaf, const char *name
 	close(*leaf);
 	*leaf = -1;
 	(void)unlinkat(cg->parent_fd, name, AT_REMOVEDIR);
+	/* Refused (EBUSY) while another leaf, any helper's, is in it. */
+	if (cg->caller[0])
+		(void)unlinkat(cg->parent_fd, cg->caller, AT_REMOVEDIR);
 }

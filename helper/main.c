@@ -155,9 +155,9 @@ int main(int argc, char **argv)
 	    (rc = world_prepare(&server.world, server.rule, &server.caller, why, sizeof(why))) <
 		0 ||
 	    (rc = confine_prepare(server.rule, &server.confine, why, sizeof(why))) < 0 ||
-	    (rc = cgroup_prepare(server.rule, server.policy.cgroup_parent, root_started,
-				 &server.cgroup, server.confine.notes, sizeof(server.confine.notes),
-				 why, sizeof(why))) < 0)
+	    (rc = cgroup_prepare(server.rule, server.caller.uid, server.policy.cgroup_parent,
+				 root_started, &server.cgroup, server.confine.notes,
+				 sizeof(server.confine.notes), why, sizeof(why))) < 0)
 		return refuse_client(rc, why, NULL);
 	log_event(LOG_INFO, "connect caller=%s rule=%s:%u landlock_abi=%d", log_caller(),
 		  server.rule->file, server.rule->line, server.confine.landlock_abi);

@@ -27,7 +27,7 @@ struct iso_child {
 			 * report come back */
 	struct iso_lease lease; /* the guest's uid and the caller's slot */
 	int cgroup_fd; /* its cgroup's directory (cgroup.c), or -1 */
-	char cgroup[32]; /* and its name */
+	char cgroup[64]; /* and its path below the parent (cgroup.c) */
 	int reported; /* its end read (spawn_report) and so told, the reaper
 			 * not yet gone */
 	char reason[200]; /* a failed start's reason, which EXITED carries */

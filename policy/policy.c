@@ -460,6 +460,34 @@ static int kw_cgroup(struct parser *p, struct iso_rule *r, char *const *arg, siz
 	return v < 0 ? v : 0;
 }
 
+/* "caller-limit NAME VALUE ...": memory, pids and cpus, any of them once,
+ * for all of one caller's guests together (helper/cgroup.c). A rule's
+ * replaces its defaults' whole. */
+static int kw_caller_limit(struct parser *p, struct iso_rule *r, char *const *arg, size_t narg)
+{
+	unsigned seen = 0;
+	int which, rc;
+
+	if ((rc = want_args(p, arg, narg, 2, 6, "memory, pids or cpus and a value, each once")) < 0)
+		return rc;
+	for (size_t i = 0; i < ISO_LIMIT_COUNT; i++)
+		r->caller_limit[i] = UINT64_MAX;
+	for (size_t i = 0; i < narg; i += 2) {
+		which = iso_limit_from_name(arg[i]);
+		if ((which != ISO_LIMIT_MEMORY && which != ISO_LIMIT_PIDS &&
+		     which != ISO_LIMIT_CPUS) ||
+		    (seen & (1u << which)) || i + 1 == narg)
+			return fail(p,
+				    "expected memory, pids or cpus, each once and with a value, "
+				    "after 'caller-limit', got '%s'",
+				    arg[i]);
+		seen |= 1u << which;
+		if ((rc = limit_value(p, arg[i], which, arg[i + 1], &r->caller_limit[which])) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* Live guests of one caller at once, over all its connections (creds.c
  * counts them): without it one caller can lease a group rule's whole
  * pool. */
@@ -610,6 +638,7 @@ static const struct keyword {
 	{ "write", ISO_KW_WRITE, kw_write, 0 },
 	{ "grants", ISO_KW_GRANTS, kw_grants, 1 },
 	{ "cgroup", ISO_KW_CGROUP, kw_cgroup, 1 },
+	{ "caller-limit", ISO_KW_CALLER_LIMIT, kw_caller_limit, 1 },
 };
 
 /* Keywords no longer read, refused naming what replaced them. */
@@ -688,6 +717,8 @@ static void builtin_rule(struct iso_rule *r)
 				.guests_max = ISO_POLICY_GUESTS_DEFAULT,
 				.cgroup = ISO_CGROUP_OPTIONAL };
 	memcpy(r->ceiling, iso_default_ceiling, sizeof(r->ceiling));
+	for (size_t i = 0; i < ISO_LIMIT_COUNT; i++)
+		r->caller_limit[i] = UINT64_MAX;
 }
 
 /* What a match names, in the words of its messages. */

@@ -76,6 +76,7 @@ enum iso_keyword {
 	ISO_KW_WRITE,
 	ISO_KW_GRANTS,
 	ISO_KW_CGROUP,
+	ISO_KW_CALLER_LIMIT,
 	ISO_KW_COUNT
 };
 
@@ -128,6 +129,11 @@ struct iso_rule {
 	enum iso_grants_mode grants; /* what a caller may lend */
 
 	enum iso_cgroup_mode cgroup;
+	/* What all of one caller's guests together may hold (memory, pids,
+	 * cpus; UINT64_MAX for no bound), in a cgroup of the caller's above
+	 * their leaves: only where at[ISO_KW_CALLER_LIMIT] says the rule or
+	 * its defaults set it. */
+	uint64_t caller_limit[ISO_LIMIT_COUNT];
 
 	struct iso_origin at[ISO_KW_COUNT]; /* each keyword's, but limit's: */
 	struct iso_origin limit_at[ISO_LIMIT_COUNT]; /* each limit's */

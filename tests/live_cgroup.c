@@ -39,10 +39,13 @@
 
 #define CG_CALLER 4000121u /* room for what each check asks */
 #define CG_REQUIRED 4000122u /* cgroup required */
+#define CG_AGGREGATE 4000124u /* caller-limit memory 256M pids 24 */
 #define MIB (1ull << 20)
 /* Where the setuid test helper puts its guests' cgroups: the default
  * parent. */
 #define PARENT "/sys/fs/cgroup/isospawn"
+/* And those of CG_AGGREGATE's guests. */
+#define CALLER_CG PARENT "/caller-4000124"
 
 /* Everything a check reads of one guest's end. */
 struct end {
@@ -166,7 +169,21 @@ START_TEST(live_cgroup_notes_name_each_missing_controller)
 {
 	const char *argv[] = { T_PROBE, "exit", "0", NULL };
 	struct end e;
+	pid_t pid = fork();
+	int status;
 
+	/* Nor is a rule's caller-limit silently dropped. */
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		become(CG_AGGREGATE);
+		run(argv, NULL, &e);
+		_exit(e.outcome == ISO_OUTCOME_EXITED &&
+			      strstr(e.notes, "not enforced, nor the rule's caller-limit")
+			  ? 0
+			  : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
 	become(CG_CALLER);
 	run(argv, NULL, &e);
 	ck_assert_int_eq(e.outcome, ISO_OUTCOME_EXITED);
@@ -174,6 +191,7 @@ START_TEST(live_cgroup_notes_name_each_missing_controller)
 	ck_assert_msg(strstr(e.notes, "memory, pids, cpus not enforced"), "notes: %s", e.notes);
 	ck_assert_int_eq(e.cgroup, 0);
 	ck_assert_uint_eq(e.cg_cpu_us, 0);
+	ck_assert_ptr_null(strstr(e.notes, "caller-limit"));
 }
 END_TEST
 
@@ -589,6 +607,111 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 }
 END_TEST
 
+/* Read the guest's stdout up to `line` (its first line), leaving the
+ * pipe open for finish(). */
+static void await_line(int out, const char *line)
+{
+	char buf[64];
+	size_t len = 0;
+
+	while (len < sizeof(buf) - 1 && read(out, buf + len, 1) == 1 && buf[len] != '\n')
+		len++;
+	buf[len] = '\0';
+	ck_assert_str_eq(buf, line);
+}
+
+/* The caller's cgroup is gone once the last of its leaves is: the
+ * helpers that remove their leaves remove it too. */
+static void assert_caller_cgroup_goes(void)
+{
+	int i;
+
+	for (i = 0; i < 100 && access(CALLER_CG, F_OK) == 0; i++)
+		usleep(50000);
+	ck_assert_msg(i < 100, CALLER_CG " is still there");
+}
+
+/* 'caller-limit memory 256M': three guests of one caller, each on a
+ * connection (a helper) of its own and each holding 100M, cannot together
+ * hold more: two fit, the third allocation makes the OOM killer end one
+ * guest, all of it, whose status says memory. Each guest's own memory
+ * (1G) would have let all three hold. The caller's cgroup is root's, says
+ * 256M, holds the guests' leaves, and goes with the last of them. */
+START_TEST(live_cgroup_caller_limit_bounds_a_callers_guests_together)
+{
+	const char *argv[] = { T_PROBE, "hold", "104857600", "15", NULL };
+	iso_conn *conn[3];
+	iso_guest *g[3];
+	int out[3], killed = 0, held = 0;
+	char text[64], want[64], got[PATH_MAX];
+	struct end e;
+
+	become(CG_AGGREGATE);
+	for (int i = 0; i < 3; i++) {
+		conn[i] = open_conn();
+		g[i] = start(conn[i], argv, NULL, &out[i]);
+	}
+	assert_roots(CALLER_CG, "");
+	assert_roots(CALLER_CG, "memory.max");
+	ck_assert_int_gt(read_text(CALLER_CG "/memory.max", text, sizeof(text)), 0);
+	cgroup_of(iso_guest_pid(g[0]), got, sizeof(got));
+	for (int i = 0; i < 3; i++) {
+		finish(g[i], out[i], &e);
+		if (e.outcome == ISO_OUTCOME_LIMIT && e.limit == ISO_LIMIT_MEMORY &&
+		    e.code == SIGKILL)
+			killed++;
+		else if (e.outcome == ISO_OUTCOME_EXITED && e.code == 0 && strstr(e.out, "held"))
+			held++;
+		else
+			ck_abort_msg("guest %d: outcome %d limit %d code %d: %s", i, e.outcome,
+				     e.limit, e.code, e.out);
+		ck_assert_msg(e.memory_peak <= 256 * MIB, "memory peak %llu",
+			      (unsigned long long)e.memory_peak);
+	}
+	ck_assert_msg(killed >= 1 && held >= 1, "%d killed, %d held", killed, held);
+	ck_assert_str_eq(text, "268435456\n");
+	snprintf(want, sizeof(want), "%s/", CALLER_CG + strlen("/sys/fs/cgroup"));
+	ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "the guest is in %s", got);
+	for (int i = 0; i < 3; i++)
+		iso_close(conn[i]);
+	assert_caller_cgroup_goes();
+}
+END_TEST
+
+/* 'caller-limit pids 24' holds across guests: beside a guest of a shell
+ * and its 10 sleeps, a fork bomb of the same caller's on another
+ * connection gets at most 24 - 11 - 1 (itself) forks, fewer by the
+ * reapers; alone it would get more than that, and without the caller's
+ * cgroup the bomb's own pids (512) would stop it. */
+START_TEST(live_cgroup_caller_limit_pids_hold_across_guests)
+{
+	const char *busy[] = {
+		"/bin/sh", "-c",
+		"for i in 1 2 3 4 5 6 7 8 9 10; do sleep 60 & done; echo ready; wait", NULL
+	};
+	const char *bomb[] = { T_PROBE, "forkbomb", NULL };
+	unsigned forks = 0;
+	iso_conn *conn;
+	iso_guest *g;
+	struct end e;
+	int out;
+
+	become(CG_AGGREGATE);
+	conn = open_conn();
+	g = start(conn, busy, NULL, &out);
+	await_line(out, "ready");
+	run(bomb, NULL, &e);
+	ck_assert_msg(e.outcome == ISO_OUTCOME_EXITED && e.code == 0, "outcome %d code %d: %s",
+		      e.outcome, e.code, e.out);
+	ck_assert_msg(sscanf(e.out, "forks=%u errno=EAGAIN", &forks) == 1 && forks <= 24 - 11 - 1,
+		      "%s", e.out);
+	ck_assert_int_eq(iso_kill(g, SIGKILL), 0);
+	finish(g, out, &e);
+	iso_close(conn);
+	assert_caller_cgroup_goes();
+}
+END_TEST
+
 /* 'cgroup required' serves its caller where memory, pids and cpu are
  * there; 'cgroup off' runs guests without one, and says so. */
 START_TEST(live_cgroup_required_serves_and_off_says_so)
@@ -731,6 +854,8 @@ static Suite *cgroup_suite(void)
 	tcase_add_unless(with, live_cgroup_leaves_of_a_killed_helper_go, have);
 	tcase_add_unless(with, live_cgroup_required_serves_and_off_says_so, have);
 	tcase_add_unless(with, live_cgroup_socket_mode_uses_the_units_delegated_cgroup, have);
+	tcase_add_unless(with, live_cgroup_caller_limit_bounds_a_callers_guests_together, have);
+	tcase_add_unless(with, live_cgroup_caller_limit_pids_hold_across_guests, have);
 	tcase_set_timeout(without, 60);
 	tcase_set_timeout(every, 60);
 	tcase_set_timeout(with, 120);

@@ -271,7 +271,7 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 				  "timeout 120 s (default 60 s), seccomp "
 				  "default errno, seccomp-deny none, landlock required (ABI 1 "
 				  "or later), read none, write none, grants read, cgroup "
-				  "optional\n",
+				  "optional, caller-limit none\n",
 		       pool(1900102000, 1900102049))),
 	    "%s", o.out);
 	/* A rule that says nothing of network or timeout: the safe defaults. */
@@ -286,6 +286,8 @@ START_TEST(live_ctl_check_summarizes_each_rule)
 					 "timeout 3600 s (default 600 s), ",
 			      pool(1900102050, 1900102099))),
 	    "%s", o.out);
+	ck_assert_msg(strstr(o.out, ", cgroup optional, caller-limit memory=1G pids=256\n"), "%s",
+		      o.out);
 	ck_assert_msg(has_line(o.out, "policy OK: 3 rules"), "%s", o.out);
 	ck_assert_ptr_null(strstr(o.err, "not root"));
 
@@ -1373,6 +1375,8 @@ START_TEST(live_ctl_rule_shows_the_callers_rule_only)
 		strstr(o.out, "  network       none (guests may ask for host)\n") &&
 		strstr(o.out, "  grants        read (callers lend what they open, read-only)\n") &&
 		strstr(o.out, "  overrides     any name that is not loader-level (built-in "
+			      "default)\n") &&
+		strstr(o.out, "  caller-limit  none (each guest bounded alone) (built-in "
 			      "default)\n"),
 	    "%s", o.out);
 	ck_assert_msg(!strstr(o.out, "4000040") && !strstr(o.out, "FOO") &&
@@ -1383,7 +1387,10 @@ START_TEST(live_ctl_rule_shows_the_callers_rule_only)
 	ck_assert_msg(o.status == 0, "%s", o.err);
 	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":17, for user:#4000040") &&
 			  strstr(o.out, "  programs      " T_PROBE "\n") &&
-			  strstr(o.out, "  overrides     FOO\n") && !strstr(o.out, "65534"),
+			  strstr(o.out, "  overrides     FOO\n") &&
+			  strstr(o.out, "  caller-limit  memory=1G pids=256, all of a caller's "
+					"guests together\n") &&
+			  !strstr(o.out, "65534"),
 		      "%s", o.out);
 
 	ctl_as(0, (const char *[]){ "rule", "nobody", NULL }, &o);
@@ -1610,7 +1617,7 @@ START_TEST(live_ctl_socket_caller_is_the_peer_with_its_groups)
 	ck_assert_uint_le(r.uid, T_POOL(1900102209u));
 	run(argv, envp, &o);
 	ck_assert_msg(o.status == 0, "%s", o.err);
-	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":25, for group:#4000150"), "%s",
+	ck_assert_msg(has_line(o.out, "rule at " CTL_POLICY ":26, for group:#4000150"), "%s",
 		      o.out);
 }
 END_TEST

@@ -1116,6 +1116,46 @@ START_TEST(cgroup_limits_and_keywords)
 }
 END_TEST
 
+/* 'caller-limit': any of memory, pids and cpus, each once, bounding
+ * all of a caller's guests together; where it was set is recorded; a
+ * rule's replaces its defaults' whole; absent, there is none. */
+START_TEST(caller_limit_keyword)
+{
+	const struct iso_rule *r;
+
+	accepted("defaults {\ncaller-limit pids 64 cpus 2\n}\n" RULE_HEAD
+		 "caller-limit memory 8G pids 1024\n}\nrule user:#2 {\npool 1900000020-1900000029\n"
+		 "programs any\n}\n");
+	r = &pol.rules[0];
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_MEMORY], UINT64_C(8) << 30);
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_PIDS], 1024);
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_CPUS], UINT64_MAX);
+	ck_assert_int_eq(r->at[ISO_KW_CALLER_LIMIT].by, ISO_SET_RULE);
+	ck_assert_uint_eq(r->at[ISO_KW_CALLER_LIMIT].line, 7);
+	r = &pol.rules[1];
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_MEMORY], UINT64_MAX);
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_PIDS], 64);
+	ck_assert_uint_eq(r->caller_limit[ISO_LIMIT_CPUS], 2000);
+	ck_assert_int_eq(r->at[ISO_KW_CALLER_LIMIT].by, ISO_SET_DEFAULTS);
+	policy_free(&pol);
+	accepted(RULE_HEAD "}\n");
+	ck_assert_int_eq(pol.rules[0].at[ISO_KW_CALLER_LIMIT].by, ISO_SET_BUILTIN);
+	ck_assert_uint_eq(pol.rules[0].caller_limit[ISO_LIMIT_MEMORY], UINT64_MAX);
+	policy_free(&pol);
+	refused(RULE_HEAD "caller-limit\n}\n",
+		NAME ":4: expected memory, pids or cpus and a value");
+	refused(RULE_HEAD "caller-limit as 1G\n}\n",
+		NAME ":4: expected memory, pids or cpus, each once and with a value, after "
+		     "'caller-limit', got 'as'");
+	refused(RULE_HEAD "caller-limit pids 8 pids 9\n}\n", "each once and with a value");
+	refused(RULE_HEAD "caller-limit memory 1G pids\n}\n", "got 'pids'");
+	refused(RULE_HEAD "caller-limit memory lots\n}\n",
+		"after 'caller-limit memory', got 'lots'");
+	refused(RULE_HEAD "caller-limit pids 1\ncaller-limit pids 2\n}\n",
+		"got a second 'caller-limit'");
+}
+END_TEST
+
 START_TEST(keyword_missing_value)
 {
 	refused(RULE_HEAD "landlock\n", NAME ":4: expected 'required', 'optional' or 'off' after "
@@ -1513,6 +1553,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(bad, removed_scratch_keyword_names_its_replacement);
 	tcase_add_test(bad, scratch_and_shm_limits_take_bytes);
 	tcase_add_test(bad, cgroup_limits_and_keywords);
+	tcase_add_test(bad, caller_limit_keyword);
 	tcase_add_test(bad, keyword_missing_value);
 	tcase_add_test(bad, landlock_abi_out_of_range);
 	tcase_add_test(bad, unterminated_rule);
