@@ -670,7 +670,7 @@ START_TEST(live_cgroup_caller_limit_bounds_a_callers_guests_together)
 	}
 	ck_assert_msg(killed >= 1 && held >= 1, "%d killed, %d held", killed, held);
 	ck_assert_str_eq(text, "268435456\n");
-	snprintf(want, sizeof(want), "%s/", CALLER_CG + strlen("/sys/fs/cgroup"));
+	snprintf(want, sizeof(want), "%s/", &CALLER_CG[strlen("/sys/fs/cgroup")]);
 	ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "the guest is in %s", got);
 	for (int i = 0; i < 3; i++)
 		iso_close(conn[i]);
