@@ -8,9 +8,11 @@
  *    guests' use can be read; the kernel makes each file writable by its
  *    owner alone.
  *  - Nothing is written above the parent but its parent's
- *    cgroup.subtree_control (setuid mode, which makes the parent); in
- *    socket mode the parent is the cgroup systemd delegated to the unit
- *    (Delegate=yes).
+ *    cgroup.subtree_control, and only where the helper makes the parent
+ *    (setuid mode on a host that systemd does not run). Where systemd
+ *    runs, the parent is a cgroup it delegated (Delegate=, which it marks
+ *    trusted.delegate): in socket mode the connection's unit's, in setuid
+ *    mode isospawn-guests.service's.
  *  - The reaper is cloned into its leaf (CLONE_INTO_CGROUP: no task is
  *    ever moved, which would take the kernel's cgroup-wide write lock and
  *    an RCU grace period on each spawn), so the guest is born in it,
@@ -53,7 +55,13 @@
 #include "util.h"
 
 #define ROOT "/sys/fs/cgroup"
-/* The setuid helper's parent unless the policy names one. */
+/* The setuid helper's parent unless the policy names one: on a host that
+ * systemd runs, the cgroup it delegates to isospawn-guests.service, never
+ * made here (no cgroup is made in a tree systemd owns); elsewhere one of
+ * the helper's own, made when missing. */
+#define SYSTEMD_RUNS "/run/systemd/system"
+#define UNIT "isospawn-guests.service"
+#define UNIT_PARENT ROOT "/system.slice/" UNIT
 #define DEFAULT_PARENT ROOT "/isospawn"
 #define CPU_PERIOD_US 100000
 /* The kernel's largest quota (max_cfs_runtime), and PID_MAX_LIMIT: more is
@@ -189,6 +197,13 @@ static int delegated(int dir)
 	return fgetxattr(dir, "trusted.delegate", value, sizeof(value)) == 1 && value[0] == '1';
 }
 
+static int systemd_runs(void)
+{
+	struct stat st;
+
+	return lstat(SYSTEMD_RUNS, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* Started by systemd for a connection it accepted: root from the start,
  * with a connection on a socket that has a name (the library's
  * socketpair has none). */
@@ -236,8 +251,9 @@ static int make_dir(int at, const char *name)
  * The parent into path (n bytes), opened: in socket mode the unit's own
  * cgroup, which systemd delegated, with the helper moved into its leaf
  * "helper" (no process may sit beside cgroups whose controllers it
- * enables), *unit set; else the policy's or the default, made here when
- * missing, its parent offering it the controllers. -1 with the reason.
+ * enables), *unit set; else the policy's or the default (DEFAULT_PARENT
+ * made here when missing, its parent offering it the controllers;
+ * UNIT_PARENT only when systemd delegated it). -1 with the reason.
  */
 static int open_parent(const char *policy_parent, int root_started, char *path, size_t n,
 		       char *reason, size_t rn, int *unit)
@@ -264,6 +280,15 @@ static int open_parent(const char *policy_parent, int root_started, char *path, 
 		return -1;
 	}
 	iso_close_fds(&fd, 1);
+	if (policy_parent == NULL && systemd_runs()) {
+		snprintf(path, n, "%s", UNIT_PARENT);
+		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 && delegated(fd))
+			return fd;
+		snprintf(reason, rn, "%s: %s (start %s)", path,
+			 fd < 0 ? strerror(errno) : "not delegated (the unit's Delegate=)", UNIT);
+		iso_close_fds(&fd, 1);
+		return -1;
+	}
 	snprintf(path, n, "%s", policy_parent ? policy_parent : DEFAULT_PARENT);
 	slash = strrchr(path, '/');
 	*slash = '\0';

@@ -41,11 +41,15 @@
 #define CG_REQUIRED 4000122u /* cgroup required */
 #define CG_AGGREGATE 4000124u /* caller-limit memory 256M pids 24 */
 #define MIB (1ull << 20)
-/* Where the setuid test helper puts its guests' cgroups: the default
- * parent. */
-#define PARENT "/sys/fs/cgroup/isospawn"
+#define SYSTEMD_RUNS "/run/systemd/system"
+#define UNIT "isospawn-guests.service"
+#define UNIT_CG "/sys/fs/cgroup/system.slice/" UNIT
+/* Where the setuid test helper puts its guests' cgroups, the default
+ * parent: the cgroup of isospawn-guests.service on a host that systemd
+ * runs (tests/vm_systemd.sh), else its own (main()). */
+static char PARENT[64];
 /* And those of CG_AGGREGATE's guests. */
-#define CALLER_CG PARENT "/caller-4000124"
+static char CALLER_CG[96];
 
 /* Everything a check reads of one guest's end. */
 struct end {
@@ -358,7 +362,8 @@ START_TEST(live_cgroup_cpus_hold_a_busy_loop_near_its_share)
 }
 END_TEST
 
-/* The cgroups below the parent: a guest's and its reaper's, each. */
+/* The cgroups below the parent: a guest's and its reaper's, each (not
+ * the leaf "holder" of isospawn-guests.service's process). */
 static int leaves(void)
 {
 	DIR *dir = opendir(PARENT);
@@ -367,7 +372,7 @@ static int leaves(void)
 
 	ck_assert_ptr_nonnull(dir);
 	while ((d = readdir(dir)) != NULL)
-		n += d->d_type == DT_DIR && d->d_name[0] != '.';
+		n += d->d_type == DT_DIR && d->d_name[0] != '.' && strcmp(d->d_name, "holder");
 	closedir(dir);
 	return n;
 }
@@ -392,7 +397,7 @@ START_TEST(live_cgroup_timeout_leaves_no_process_and_no_cgroup)
 		      (unsigned long long)e.cg_cpu_us);
 	for (int i = 0; i < 100 && (left = leaves()) != 0; i++)
 		usleep(50000);
-	ck_assert_msg(left == 0, "%d cgroups left below " PARENT, left);
+	ck_assert_msg(left == 0, "%d cgroups left below %s", left, PARENT);
 }
 END_TEST
 
@@ -401,14 +406,14 @@ END_TEST
 START_TEST(live_cgroup_leaves_of_a_killed_helper_go)
 {
 	const char *argv[] = { T_PROBE, "exit", "0", NULL };
-	char dead[64], alive[64];
+	char dead[sizeof(PARENT) + 16], alive[sizeof(PARENT) + 16];
 	struct end e;
 	pid_t pid = fork();
 	int status;
 
 	/* No pid is that large (pid_max is at most 2^22). */
-	snprintf(dead, sizeof(dead), PARENT "/%d.1", 2147483646);
-	snprintf(alive, sizeof(alive), PARENT "/%d.1", (int)getpid());
+	snprintf(dead, sizeof(dead), "%s/%d.1", PARENT, 2147483646);
+	snprintf(alive, sizeof(alive), "%s/%d.1", PARENT, (int)getpid());
 	ck_assert_msg(mkdir(dead, 0755) == 0 || errno == EEXIST, "%s: %s", dead, strerror(errno));
 	ck_assert_msg(mkdir(alive, 0755) == 0 || errno == EEXIST, "%s: %s", alive, strerror(errno));
 	ck_assert_int_ge(pid, 0);
@@ -489,6 +494,15 @@ static void cgroup_of(pid_t pid, char *buf, size_t n)
 	at += 3;
 	at[strcspn(at, "\n")] = '\0';
 	snprintf(buf, n, "%s", at);
+}
+
+/* A cgroup (as cgroup_of() names it) is a leaf of dir's. */
+static int in_leaf_of(const char *cgroup, const char *dir)
+{
+	size_t len = strlen(dir) - strlen("/sys/fs/cgroup");
+
+	return strncmp(cgroup, dir + strlen("/sys/fs/cgroup"), len) == 0 && cgroup[len] == '/' &&
+	       cgroup[len + 1] && !strchr(cgroup + len + 1, '/');
 }
 
 struct found {
@@ -574,8 +588,7 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 	}
 	ck_assert_msg(f.child > 0, "no guest below reaper %d", (int)reaper);
 	cgroup_of(f.child, want, sizeof(want));
-	ck_assert_msg(strncmp(want, "/isospawn/", 10) == 0 && !strchr(want + 10, '/'),
-		      "the guest is in %s", want);
+	ck_assert_msg(in_leaf_of(want, PARENT), "the guest is in %s", want);
 	snprintf(leaf, sizeof(leaf), "/sys/fs/cgroup%s", want);
 	cgroup_of(reaper, got, sizeof(got));
 	ck_assert_str_eq(got, want);
@@ -628,7 +641,7 @@ static void assert_caller_cgroup_goes(void)
 
 	for (i = 0; i < 100 && access(CALLER_CG, F_OK) == 0; i++)
 		usleep(50000);
-	ck_assert_msg(i < 100, CALLER_CG " is still there");
+	ck_assert_msg(i < 100, "%s is still there", CALLER_CG);
 }
 
 /* 'caller-limit memory 256M': three guests of one caller, each on a
@@ -643,7 +656,7 @@ START_TEST(live_cgroup_caller_limit_bounds_a_callers_guests_together)
 	iso_conn *conn[3];
 	iso_guest *g[3];
 	int out[3], killed = 0, held = 0;
-	char text[64], want[64], got[PATH_MAX];
+	char text[64], want[PATH_MAX], got[PATH_MAX], path[PATH_MAX];
 	struct end e;
 
 	become(CG_AGGREGATE);
@@ -653,7 +666,8 @@ START_TEST(live_cgroup_caller_limit_bounds_a_callers_guests_together)
 	}
 	assert_roots(CALLER_CG, "");
 	assert_roots(CALLER_CG, "memory.max");
-	ck_assert_int_gt(read_text(CALLER_CG "/memory.max", text, sizeof(text)), 0);
+	snprintf(path, sizeof(path), "%s/memory.max", CALLER_CG);
+	ck_assert_int_gt(read_text(path, text, sizeof(text)), 0);
 	cgroup_of(iso_guest_pid(g[0]), got, sizeof(got));
 	for (int i = 0; i < 3; i++) {
 		finish(g[i], out[i], &e);
@@ -833,13 +847,117 @@ START_TEST(live_cgroup_socket_mode_uses_the_units_delegated_cgroup)
 }
 END_TEST
 
+/* ---- On a host that systemd runs (tests/vm_systemd.sh) ---- */
+
+static const char *feature_systemd(void)
+{
+	char comm[32] = "";
+	struct stat st;
+
+	if (read_text("/proc/1/comm", comm, sizeof(comm)) < 0 || strcmp(comm, "systemd\n") != 0 ||
+	    stat(SYSTEMD_RUNS, &st) < 0)
+		return "systemd is not PID 1 here (tests/vm_systemd.sh runs this in a VM that "
+		       "boots it)";
+	if (stat(UNIT_CG, &st) < 0)
+		return UNIT " is not running (tests/vm_systemd.sh starts it)";
+	return feature_cgroup();
+}
+
+static void systemctl(const char *verb)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "systemctl %s " UNIT, verb);
+	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+}
+
+/* One guest of uid's, to its end: e (notes, cgroup) from a child that
+ * dropped to uid, or the refusal of its connection in e->notes. */
+static void run_as(uid_t uid, struct end *e)
+{
+	const char *argv[] = { T_PROBE, "exit", "0", NULL };
+	int back[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(back), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		iso_conn *conn = NULL;
+
+		become(uid);
+		memset(e, 0, sizeof(*e));
+		if (iso_open(&conn) < 0)
+			snprintf(e->notes, sizeof(e->notes), "refused: %s", iso_last_error());
+		else {
+			iso_close(conn);
+			run(argv, NULL, e);
+		}
+		_exit(write(back[1], e, sizeof(*e)) == (ssize_t)sizeof(*e) ? 0 : 1);
+	}
+	close(back[1]);
+	ck_assert_int_eq(read(back[0], e, sizeof(*e)), (ssize_t)sizeof(*e));
+	close(back[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+}
+
+/* Guarantee: on a host that systemd runs the setuid helper makes no
+ * cgroup in systemd's tree: each guest is in a leaf of the cgroup systemd
+ * delegated to isospawn-guests.service, and /sys/fs/cgroup/isospawn is
+ * never made. Stopping the unit ends its guests at once; without it a
+ * guest runs with its rlimits, its notes naming the unit to start, and
+ * 'cgroup required' refuses. */
+START_TEST(live_cgroup_on_a_systemd_host_guests_are_in_isospawn_guests_service)
+{
+	char got[PATH_MAX];
+	struct found f = { 0, 0 };
+	pid_t client, reaper;
+	uid_t uid;
+	struct end e;
+	int go, status;
+
+	client = start_sleeper(&reaper, &uid, &go);
+	f.parent = reaper;
+	for (int i = 0; i < 100 && f.child == 0; i++) {
+		each_process(child_of, &f);
+		if (f.child == 0)
+			usleep(50000);
+	}
+	ck_assert_msg(f.child > 0, "no guest below reaper %d", (int)reaper);
+	cgroup_of(f.child, got, sizeof(got));
+	ck_assert_msg(in_leaf_of(got, UNIT_CG), "the guest is in %s", got);
+	ck_assert_msg(access("/sys/fs/cgroup/isospawn", F_OK) < 0 && errno == ENOENT,
+		      "the helper made /sys/fs/cgroup/isospawn");
+
+	systemctl("stop");
+	ck_assert_msg(kill(f.child, 0) < 0 && errno == ESRCH, "the guest outlived the unit");
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	close(go);
+	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	run_as(CG_CALLER, &e);
+	ck_assert_int_eq(e.cgroup, 0);
+	ck_assert_msg(strstr(e.notes, UNIT_CG ": No such file or directory (start " UNIT ")") &&
+			  strstr(e.notes, "memory, pids, cpus not enforced"),
+		      "notes: %s", e.notes);
+	run_as(CG_REQUIRED, &e);
+	ck_assert_msg(strstr(e.notes, "refused: ") && strstr(e.notes, "(start " UNIT ")"), "%s",
+		      e.notes);
+
+	systemctl("start");
+	run_as(CG_CALLER, &e);
+	ck_assert_msg(e.cgroup == 1 && !strstr(e.notes, "cgroup"), "notes: %s", e.notes);
+}
+END_TEST
+
 static Suite *cgroup_suite(void)
 {
 	Suite *s = suite_create("live_cgroup");
 	TCase *without = tcase_create("without_cgroups");
 	TCase *every = tcase_create("everywhere");
 	TCase *with = tcase_create("with_cgroups");
-	const char *none = feature_no_cgroup(), *have = feature_cgroup();
+	TCase *systemd = tcase_create("systemd");
+	const char *none = feature_no_cgroup(), *have = feature_cgroup(), *unit = feature_systemd();
 
 	tcase_add_unless(without, live_cgroup_notes_name_each_missing_controller, none);
 	tcase_add_unless(without, live_cgroup_required_refuses_where_one_is_missing, none);
@@ -856,12 +974,16 @@ static Suite *cgroup_suite(void)
 	tcase_add_unless(with, live_cgroup_socket_mode_uses_the_units_delegated_cgroup, have);
 	tcase_add_unless(with, live_cgroup_caller_limit_bounds_a_callers_guests_together, have);
 	tcase_add_unless(with, live_cgroup_caller_limit_pids_hold_across_guests, have);
+	tcase_add_unless(systemd,
+			 live_cgroup_on_a_systemd_host_guests_are_in_isospawn_guests_service, unit);
 	tcase_set_timeout(without, 60);
 	tcase_set_timeout(every, 60);
 	tcase_set_timeout(with, 120);
+	tcase_set_timeout(systemd, 120);
 	suite_add_tcase(s, without);
 	suite_add_tcase(s, every);
 	suite_add_tcase(s, with);
+	suite_add_tcase(s, systemd);
 	return s;
 }
 
@@ -871,6 +993,10 @@ int main(void)
 	int failed;
 
 	harness_setup();
+	/* Before any test drops root: the unit's cgroup is systemd's. */
+	snprintf(PARENT, sizeof(PARENT), "%s",
+		 access(SYSTEMD_RUNS, F_OK) == 0 ? UNIT_CG : "/sys/fs/cgroup/isospawn");
+	snprintf(CALLER_CG, sizeof(CALLER_CG), "%s/caller-4000124", PARENT);
 	sr = srunner_create(cgroup_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
