@@ -320,6 +320,9 @@ struct library_ctx {
 	iso_spec *spec;
 };
 
+/* Whether run_library's last guest ran in a cgroup of its own. */
+static int last_in_cgroup;
+
 /* One iso_spawn + iso_wait: what a service pays per guest. */
 static int run_library(const void *ctx, struct summary *s)
 {
@@ -338,6 +341,7 @@ static int run_library(const void *ctx, struct summary *s)
 		     iso_guest_exit_code(guest), iso_stage_name(iso_guest_stage(guest)));
 	else if (!s->note[0] && iso_guest_notes(guest)[0])
 		note(s, "helper notes: %s", iso_guest_notes(guest));
+	last_in_cgroup = iso_guest_cgroup_usage(guest, NULL, NULL) == 0;
 	iso_guest_free(guest);
 	return failed ? -1 : 0;
 }
@@ -465,10 +469,12 @@ static void measure_live(const struct mode *m, unsigned n, struct summary *s)
 }
 
 /* A caller of its own, spawning on its warm connection on demand: one
- * byte in, one spawn, 'k' (or 'f': it failed, its note in s) back. */
+ * byte in, one spawn, 'c' (its guest ran in a cgroup), 'k' (without) or
+ * 'f' (it failed, its note in s) back; `cgroup` says which is right. */
 struct remote {
 	int to, from;
 	pid_t pid;
+	int cgroup;
 };
 
 static int run_remote(const void *ctx, struct summary *s)
@@ -476,9 +482,13 @@ static int run_remote(const void *ctx, struct summary *s)
 	const struct remote *r = ctx;
 	char c = 'g';
 
-	if (write(r->to, &c, 1) != 1 || read(r->from, &c, 1) != 1 || c != 'k') {
+	if (write(r->to, &c, 1) != 1 || read(r->from, &c, 1) != 1 || c == 'f') {
 		if (!s->note[0])
 			note(s, "the caller of its own went");
+		return -1;
+	}
+	if (c != (r->cgroup ? 'c' : 'k')) {
+		note(s, "the guest ran %s a cgroup", r->cgroup ? "without" : "in");
 		return -1;
 	}
 	return 0;
@@ -496,8 +506,11 @@ static int start_remote(uid_t uid, struct remote *r, struct summary *s)
 		close(in[1]);
 		close(back[0]);
 		if (become(uid, s) == 0 && open_library(&lib, T_HELPER, s) == 0)
-			while (read(in[0], &c, 1) == 1 &&
-			       write(back[1], run_library(&lib, s) == 0 ? "k" : "f", 1) == 1)
+			while (read(in[0], &c, 1) == 1 && write(back[1],
+								run_library(&lib, s) < 0 ? "f"
+								: last_in_cgroup         ? "c"
+											 : "k",
+								1) == 1)
 				;
 		_exit(0);
 	}
@@ -513,7 +526,7 @@ static int start_remote(uid_t uid, struct remote *r, struct summary *s)
  * connection of its own. */
 static void measure_cgroup_pair(UNUSED const struct mode *m, unsigned n, struct summary *s)
 {
-	struct remote with = { -1, -1, -1 }, without = { -1, -1, -1 };
+	struct remote with = { -1, -1, -1, 1 }, without = { -1, -1, -1, 0 };
 
 	if (start_remote(T_CALLER, &with, &s[0]) == 0 &&
 	    start_remote(T_NOCGROUP, &without, &s[1]) == 0)
