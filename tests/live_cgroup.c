@@ -519,6 +519,20 @@ static int child_of(const struct proc_info *p, void *arg)
 	return 1;
 }
 
+/* The guest a reaper started, once it is there. */
+static pid_t guest_below(pid_t reaper)
+{
+	struct found f = { reaper, 0 };
+
+	for (int i = 0; i < 100 && f.child == 0; i++) {
+		each_process(child_of, &f);
+		if (f.child == 0)
+			usleep(50000);
+	}
+	ck_assert_msg(f.child > 0, "no guest below reaper %d", (int)reaper);
+	return f.child;
+}
+
 /* A running guest (probe sleep) of CG_CALLER's, as root sees it: its
  * reaper's pid, its uid; `go` ends it. */
 static pid_t start_sleeper(pid_t *reaper, uid_t *uid, int *go)
@@ -573,21 +587,14 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 	const char *inside[] = { T_PROBE, "write", "/sys/fs/cgroup/cgroup.procs", NULL };
 	char leaf[PATH_MAX + 32], want[PATH_MAX], got[PATH_MAX];
 	const char *dirs[2] = { leaf, PARENT };
-	struct found f = { 0, 0 };
-	pid_t client, reaper;
+	pid_t client, reaper, guest;
 	uid_t uid;
 	struct end e;
 	int go, status;
 
 	client = start_sleeper(&reaper, &uid, &go);
-	f.parent = reaper;
-	for (int i = 0; i < 100 && f.child == 0; i++) {
-		each_process(child_of, &f);
-		if (f.child == 0)
-			usleep(50000);
-	}
-	ck_assert_msg(f.child > 0, "no guest below reaper %d", (int)reaper);
-	cgroup_of(f.child, want, sizeof(want));
+	guest = guest_below(reaper);
+	cgroup_of(guest, want, sizeof(want));
 	ck_assert_msg(in_leaf_of(want, PARENT), "the guest is in %s", want);
 	snprintf(leaf, sizeof(leaf), "/sys/fs/cgroup%s", want);
 	cgroup_of(reaper, got, sizeof(got));
@@ -765,8 +772,7 @@ START_TEST(live_cgroup_socket_mode_uses_the_units_delegated_cgroup)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	char unit[128], path[PATH_MAX], want[PATH_MAX], got[PATH_MAX], line[64];
 	int listener, conn_fd, report[2], status, out;
-	pid_t helper, client;
-	struct found f = { 0, 0 };
+	pid_t helper, client, guest;
 	unsigned uid = 0;
 	int reaper = 0;
 
@@ -822,14 +828,8 @@ START_TEST(live_cgroup_socket_mode_uses_the_units_delegated_cgroup)
 	memset(line, 0, sizeof(line));
 	ck_assert_int_gt(read(report[0], line, sizeof(line) - 1), 0);
 	ck_assert_int_eq(sscanf(line, "%d %u", &reaper, &uid), 2);
-	f.parent = reaper;
-	for (int i = 0; i < 100 && f.child == 0; i++) {
-		each_process(child_of, &f);
-		if (f.child == 0)
-			usleep(50000);
-	}
-	ck_assert_msg(f.child > 0, "no guest below reaper %d", reaper);
-	cgroup_of(f.child, got, sizeof(got));
+	guest = guest_below(reaper);
+	cgroup_of(guest, got, sizeof(got));
 	snprintf(want, sizeof(want), "%s/", unit + strlen("/sys/fs/cgroup"));
 	ck_assert_msg(strncmp(got, want, strlen(want)) == 0 && !strchr(got + strlen(want), '/') &&
 			  strcmp(got + strlen(want), "helper") != 0,
@@ -911,27 +911,20 @@ static void run_as(uid_t uid, struct end *e)
 START_TEST(live_cgroup_on_a_systemd_host_guests_are_in_isospawn_guests_service)
 {
 	char got[PATH_MAX];
-	struct found f = { 0, 0 };
-	pid_t client, reaper;
+	pid_t client, reaper, guest;
 	uid_t uid;
 	struct end e;
 	int go, status;
 
 	client = start_sleeper(&reaper, &uid, &go);
-	f.parent = reaper;
-	for (int i = 0; i < 100 && f.child == 0; i++) {
-		each_process(child_of, &f);
-		if (f.child == 0)
-			usleep(50000);
-	}
-	ck_assert_msg(f.child > 0, "no guest below reaper %d", (int)reaper);
-	cgroup_of(f.child, got, sizeof(got));
+	guest = guest_below(reaper);
+	cgroup_of(guest, got, sizeof(got));
 	ck_assert_msg(in_leaf_of(got, UNIT_CG), "the guest is in %s", got);
 	ck_assert_msg(access("/sys/fs/cgroup/isospawn", F_OK) < 0 && errno == ENOENT,
 		      "the helper made /sys/fs/cgroup/isospawn");
 
 	systemctl("stop");
-	ck_assert_msg(kill(f.child, 0) < 0 && errno == ESRCH, "the guest outlived the unit");
+	ck_assert_msg(kill(guest, 0) < 0 && errno == ESRCH, "the guest outlived the unit");
 	ck_assert_int_eq(write(go, "g", 1), 1);
 	close(go);
 	ck_assert_int_eq(waitpid(client, &status, 0), client);
