@@ -533,9 +533,15 @@ static pid_t guest_below(pid_t reaper)
 	return f.child;
 }
 
-/* A running guest (probe sleep) of CG_CALLER's, as root sees it: its
- * reaper's pid, its uid; `go` ends it. */
-static pid_t start_sleeper(pid_t *reaper, uid_t *uid, int *go)
+/* A running guest (probe sleep) of CG_CALLER's, as root sees it. */
+struct sleeper {
+	pid_t client, reaper, guest; /* its caller; `go` ends both */
+	uid_t uid;
+	int go;
+	char cgroup[PATH_MAX]; /* the guest's, as cgroup_of() names it */
+};
+
+static void start_sleeper(struct sleeper *z)
 {
 	const char *argv[] = { T_PROBE, "sleep", "60", NULL };
 	int report[2], wait_go[2];
@@ -568,12 +574,14 @@ static pid_t start_sleeper(pid_t *reaper, uid_t *uid, int *go)
 
 		ck_assert_int_gt(read(report[0], line, sizeof(line) - 1), 0);
 		ck_assert_int_eq(sscanf(line, "%d %u", &r, &u), 2);
-		*reaper = r;
-		*uid = u;
+		z->reaper = r;
+		z->uid = u;
 	}
 	close(report[0]);
-	*go = wait_go[1];
-	return pid;
+	z->client = pid;
+	z->go = wait_go[1];
+	z->guest = guest_below(z->reaper);
+	cgroup_of(z->guest, z->cgroup, sizeof(z->cgroup));
 }
 
 /* Guarantee: no guest or caller writes any cgroup file, moves a process,
@@ -585,20 +593,17 @@ static pid_t start_sleeper(pid_t *reaper, uid_t *uid, int *go)
 START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 {
 	const char *inside[] = { T_PROBE, "write", "/sys/fs/cgroup/cgroup.procs", NULL };
-	char leaf[PATH_MAX + 32], want[PATH_MAX], got[PATH_MAX];
+	char leaf[PATH_MAX + 32], got[PATH_MAX];
 	const char *dirs[2] = { leaf, PARENT };
-	pid_t client, reaper, guest;
-	uid_t uid;
+	struct sleeper z;
 	struct end e;
-	int go, status;
+	int status;
 
-	client = start_sleeper(&reaper, &uid, &go);
-	guest = guest_below(reaper);
-	cgroup_of(guest, want, sizeof(want));
-	ck_assert_msg(in_leaf_of(want, PARENT), "the guest is in %s", want);
-	snprintf(leaf, sizeof(leaf), "/sys/fs/cgroup%s", want);
-	cgroup_of(reaper, got, sizeof(got));
-	ck_assert_str_eq(got, want);
+	start_sleeper(&z);
+	ck_assert_msg(in_leaf_of(z.cgroup, PARENT), "the guest is in %s", z.cgroup);
+	snprintf(leaf, sizeof(leaf), "/sys/fs/cgroup%s", z.cgroup);
+	cgroup_of(z.reaper, got, sizeof(got));
+	ck_assert_str_eq(got, z.cgroup);
 	for (size_t d = 0; d < 2; d++) {
 		static const char *const files[] = { "",
 						     "cgroup.procs",
@@ -613,11 +618,11 @@ START_TEST(live_cgroup_no_guest_or_caller_can_touch_its_cgroup)
 		for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++)
 			assert_roots(dirs[d], files[i]);
 	}
-	ck_assert_int_eq(tries_to_write(uid, dirs, 2), 0);
+	ck_assert_int_eq(tries_to_write(z.uid, dirs, 2), 0);
 	ck_assert_int_eq(tries_to_write(CG_CALLER, dirs, 2), 0);
-	ck_assert_int_eq(write(go, "g", 1), 1);
-	close(go);
-	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	ck_assert_int_eq(write(z.go, "g", 1), 1);
+	close(z.go);
+	ck_assert_int_eq(waitpid(z.client, &status, 0), z.client);
 	ck_assert_int_eq(status, 0);
 
 	become(CG_CALLER);
@@ -910,24 +915,20 @@ static void run_as(uid_t uid, struct end *e)
  * 'cgroup required' refuses. */
 START_TEST(live_cgroup_on_a_systemd_host_guests_are_in_isospawn_guests_service)
 {
-	char got[PATH_MAX];
-	pid_t client, reaper, guest;
-	uid_t uid;
+	struct sleeper z;
 	struct end e;
-	int go, status;
+	int status;
 
-	client = start_sleeper(&reaper, &uid, &go);
-	guest = guest_below(reaper);
-	cgroup_of(guest, got, sizeof(got));
-	ck_assert_msg(in_leaf_of(got, UNIT_CG), "the guest is in %s", got);
+	start_sleeper(&z);
+	ck_assert_msg(in_leaf_of(z.cgroup, UNIT_CG), "the guest is in %s", z.cgroup);
 	ck_assert_msg(access("/sys/fs/cgroup/isospawn", F_OK) < 0 && errno == ENOENT,
 		      "the helper made /sys/fs/cgroup/isospawn");
 
 	systemctl("stop");
-	ck_assert_msg(kill(guest, 0) < 0 && errno == ESRCH, "the guest outlived the unit");
-	ck_assert_int_eq(write(go, "g", 1), 1);
-	close(go);
-	ck_assert_int_eq(waitpid(client, &status, 0), client);
+	ck_assert_msg(kill(z.guest, 0) < 0 && errno == ESRCH, "the guest outlived the unit");
+	ck_assert_int_eq(write(z.go, "g", 1), 1);
+	close(z.go);
+	ck_assert_int_eq(waitpid(z.client, &status, 0), z.client);
 	run_as(CG_CALLER, &e);
 	ck_assert_int_eq(e.cgroup, 0);
 	ck_assert_msg(strstr(e.notes, UNIT_CG ": No such file or directory (start " UNIT ")") &&
